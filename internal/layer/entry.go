@@ -1,0 +1,27 @@
+package layer
+
+import "io/fs"
+
+// Kind says what an Entry becomes in the layer.
+type Kind int
+
+const (
+	// File is a regular file whose content is read from Entry.Source.
+	File Kind = iota
+	// Dir is a directory.
+	Dir
+	// Symlink is a symbolic link to Entry.Linkname.
+	Symlink
+)
+
+// Entry is one item of a layer. Path is absolute inside the image
+// ("/usr/bin/gitlab-runner-helper"); Mode holds the permission bits plus
+// setuid/setgid/sticky (fs.ModeSetuid ...), never the type bits.
+type Entry struct {
+	Path     string
+	Kind     Kind
+	Source   string // host file, for File
+	Linkname string // link target, for Symlink
+	Mode     fs.FileMode
+	UID, GID int
+}

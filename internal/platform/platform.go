@@ -1,0 +1,118 @@
+package platform
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/containerd/platforms"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// Parse parses one specifier of the form os/arch[/variant] and returns it
+// normalised. A specifier with fewer than two parts is an error, as is one
+// that Go cannot build.
+func Parse(s string) (v1.Platform, error) {
+	spec := strings.TrimSpace(s)
+	parts := strings.Split(spec, "/")
+	if len(parts) < 2 || len(parts) > 3 {
+		return v1.Platform{}, fmt.Errorf("platform %q: want os/arch[/variant], e.g. linux/arm64 or linux/arm/v7", s)
+	}
+	for _, p := range parts {
+		if p == "" {
+			return v1.Platform{}, fmt.Errorf("platform %q: empty part; want os/arch[/variant]", s)
+		}
+	}
+	parsed, err := platforms.Parse(spec)
+	if err != nil {
+		return v1.Platform{}, fmt.Errorf("platform %q: %w", s, err)
+	}
+	p := Normalize(v1.Platform{OS: parsed.OS, Architecture: parsed.Architecture, Variant: parsed.Variant})
+	if _, err := GoEnv(p); err != nil {
+		return v1.Platform{}, fmt.Errorf("platform %q: %w", s, err)
+	}
+	return p, nil
+}
+
+// ParseList parses a comma-separated list of specifiers. Empty items are
+// ignored, duplicates (after normalisation) are dropped and the first
+// occurrence keeps its place.
+func ParseList(s string) ([]v1.Platform, error) {
+	var out []v1.Platform
+	for _, item := range strings.Split(s, ",") {
+		if strings.TrimSpace(item) == "" {
+			continue
+		}
+		p, err := Parse(item)
+		if err != nil {
+			return nil, err
+		}
+		if Index(out, p) < 0 {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("platform list %q is empty; give e.g. linux/amd64,linux/arm64", s)
+	}
+	return out, nil
+}
+
+// Normalize returns p with only OS, architecture and variant, normalised the
+// way containerd normalises them.
+func Normalize(p v1.Platform) v1.Platform {
+	n := platforms.Normalize(platforms.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant})
+	out := v1.Platform{OS: n.OS, Architecture: n.Architecture, Variant: n.Variant}
+	if out.Architecture == "arm64" && out.Variant == "v8" {
+		out.Variant = ""
+	}
+	if out.Architecture == "amd64" && out.Variant == "v1" {
+		out.Variant = ""
+	}
+	return out
+}
+
+// Equal reports whether a and b name the same platform after normalisation.
+func Equal(a, b v1.Platform) bool {
+	na, nb := Normalize(a), Normalize(b)
+	return na.OS == nb.OS && na.Architecture == nb.Architecture && na.Variant == nb.Variant
+}
+
+// Index returns the position of p in list, or -1.
+func Index(list []v1.Platform, p v1.Platform) int {
+	for i, q := range list {
+		if Equal(q, p) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Format prints p as os/arch[/variant].
+func Format(p v1.Platform) string {
+	s := p.OS + "/" + p.Architecture
+	if p.Variant != "" {
+		s += "/" + p.Variant
+	}
+	return s
+}
+
+// FormatList prints platforms comma-separated.
+func FormatList(list []v1.Platform) string {
+	s := make([]string, len(list))
+	for i, p := range list {
+		s[i] = Format(p)
+	}
+	return strings.Join(s, ",")
+}
+
+// GitLabArch is the architecture name GitLab Runner uses in helper image tags:
+// amd64 is x86_64, every arm variant is arm, the rest keep Go's name.
+func GitLabArch(p v1.Platform) string {
+	switch p.Architecture {
+	case "amd64":
+		return "x86_64"
+	case "arm":
+		return "arm"
+	default:
+		return p.Architecture
+	}
+}

@@ -1,0 +1,108 @@
+package platform
+
+import (
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    string
+		goenv   string
+		wantErr string
+	}{
+		{in: "linux/amd64", want: "linux/amd64", goenv: "GOOS=linux GOARCH=amd64 GOAMD64=v1"},
+		{in: "linux/amd64/v3", want: "linux/amd64/v3", goenv: "GOOS=linux GOARCH=amd64 GOAMD64=v3"},
+		{in: "linux/amd64/v1", want: "linux/amd64", goenv: "GOOS=linux GOARCH=amd64 GOAMD64=v1"},
+		{in: "linux/arm64", want: "linux/arm64", goenv: "GOOS=linux GOARCH=arm64"},
+		{in: "linux/arm64/v8", want: "linux/arm64", goenv: "GOOS=linux GOARCH=arm64"},
+		{in: "linux/aarch64", want: "linux/arm64", goenv: "GOOS=linux GOARCH=arm64"},
+		{in: "linux/arm", want: "linux/arm/v7", goenv: "GOOS=linux GOARCH=arm GOARM=7"},
+		{in: "linux/arm/v7", want: "linux/arm/v7", goenv: "GOOS=linux GOARCH=arm GOARM=7"},
+		{in: "linux/arm/v6", want: "linux/arm/v6", goenv: "GOOS=linux GOARCH=arm GOARM=6"},
+		{in: "linux/ppc64le", want: "linux/ppc64le", goenv: "GOOS=linux GOARCH=ppc64le"},
+		{in: "linux/s390x", want: "linux/s390x", goenv: "GOOS=linux GOARCH=s390x"},
+		{in: "linux/riscv64", want: "linux/riscv64", goenv: "GOOS=linux GOARCH=riscv64"},
+		{in: "linux/386", want: "linux/386", goenv: "GOOS=linux GOARCH=386"},
+		{in: " linux/x86_64 ", want: "linux/amd64", goenv: "GOOS=linux GOARCH=amd64 GOAMD64=v1"},
+		{in: "linux", wantErr: `platform "linux": want os/arch[/variant]`},
+		{in: "arm64", wantErr: `platform "arm64": want os/arch[/variant]`},
+		{in: "linux//v7", wantErr: `empty part`},
+		{in: "linux/arm/v7/x", wantErr: `want os/arch[/variant]`},
+		{in: "windows/amd64", wantErr: "Go cannot build windows/amd64"},
+		{in: "linux/sparc", wantErr: "Go cannot build"},
+		{in: "linux/arm/v9", wantErr: `unknown arm variant "v9"`},
+		{in: "linux/amd64/v7", wantErr: `unknown amd64 variant`},
+		{in: "linux/s390x/v2", wantErr: `no variant "v2"`},
+		{in: "Linux/AMD64", want: "linux/amd64", goenv: "GOOS=linux GOARCH=amd64 GOAMD64=v1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			p, err := Parse(tt.in)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, Format(p))
+			env, err := GoEnv(p)
+			require.NoError(t, err)
+			assert.Equal(t, tt.goenv, strings.Join(env, " "))
+			// Round trip: formatting and parsing again gives the same platform.
+			again, err := Parse(Format(p))
+			require.NoError(t, err)
+			assert.Equal(t, p, again)
+		})
+	}
+}
+
+func TestParseList(t *testing.T) {
+	got, err := ParseList("linux/arm64, linux/amd64,linux/arm64/v8,linux/arm,linux/arm/v7,,linux/s390x")
+	require.NoError(t, err)
+	assert.Equal(t, "linux/arm64,linux/amd64,linux/arm/v7,linux/s390x", FormatList(got))
+
+	_, err = ParseList(" , ")
+	assert.ErrorContains(t, err, "empty")
+	_, err = ParseList("linux/amd64,arm64")
+	assert.ErrorContains(t, err, `platform "arm64"`)
+}
+
+func TestEqualAndGitLabArch(t *testing.T) {
+	assert.True(t, Equal(v1.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}, v1.Platform{OS: "linux", Architecture: "arm64"}))
+	assert.True(t, Equal(v1.Platform{OS: "linux", Architecture: "arm"}, v1.Platform{OS: "linux", Architecture: "arm", Variant: "v7"}))
+	assert.False(t, Equal(v1.Platform{OS: "linux", Architecture: "arm", Variant: "v6"}, v1.Platform{OS: "linux", Architecture: "arm", Variant: "v7"}))
+	for in, want := range map[string]string{"linux/amd64": "x86_64", "linux/arm/v6": "arm", "linux/arm/v7": "arm", "linux/arm64": "arm64", "linux/ppc64le": "ppc64le", "linux/s390x": "s390x", "linux/riscv64": "riscv64"} {
+		p, err := Parse(in)
+		require.NoError(t, err)
+		assert.Equal(t, want, GitLabArch(p), in)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"linux/amd64", "linux/arm/v7", "linux", "a/b/c/d", "linux/arm64/v8", "//", "linux/amd64/v3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := Parse(s)
+		if err != nil {
+			return
+		}
+		// Whatever parses must round-trip and be buildable.
+		again, err := Parse(Format(p))
+		if err != nil {
+			t.Fatalf("Parse(%q) = %v, but Parse(Format) failed: %v", s, p, err)
+		}
+		if Format(again) != Format(p) {
+			t.Fatalf("round trip of %q: %v != %v", s, again, p)
+		}
+		if _, err := GoEnv(p); err != nil {
+			t.Fatalf("parsed %q but GoEnv fails: %v", s, err)
+		}
+	})
+}
