@@ -1,0 +1,92 @@
+package gitmeta
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Info is what git knows about a checkout. Fields are empty when git cannot
+// tell (not a repository, no commits, no remote).
+type Info struct {
+	Version    string    // git describe --tags --always
+	Revision   string    // full commit hash of HEAD
+	Branch     string    // current branch, empty when detached
+	CommitTime time.Time // committer time of HEAD; zero if unknown
+	Remote     string    // origin URL without credentials, as https when it was scp-like
+}
+
+// Read asks git about dir. A missing git or a directory that is not a
+// repository gives an empty Info, not an error: every field has a fallback.
+func Read(ctx context.Context, dir string) Info {
+	var info Info
+	run := func(args ...string) string {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = dir
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := cmd.Run(); err != nil {
+			return ""
+		}
+		return strings.TrimSpace(out.String())
+	}
+	info.Revision = run("rev-parse", "HEAD")
+	if info.Revision == "" {
+		return info
+	}
+	info.Version = run("describe", "--tags", "--always")
+	info.Branch = run("symbolic-ref", "--short", "-q", "HEAD")
+	if s := run("log", "-1", "--format=%ct", "HEAD"); s != "" {
+		if sec, err := strconv.ParseInt(s, 10, 64); err == nil {
+			info.CommitTime = time.Unix(sec, 0).UTC()
+		}
+	}
+	info.Remote = CleanRemote(run("config", "--get", "remote.origin.url"))
+	return info
+}
+
+// CleanRemote turns a git remote into a browsable URL without credentials:
+// "git@gitlab.com:group/proj.git" becomes "https://gitlab.com/group/proj".
+func CleanRemote(remote string) string {
+	if remote == "" {
+		return ""
+	}
+	if !strings.Contains(remote, "://") {
+		if at := strings.Index(remote, "@"); at >= 0 {
+			remote = remote[at+1:]
+		}
+		host, path, ok := strings.Cut(remote, ":")
+		if !ok {
+			return ""
+		}
+		return "https://" + host + "/" + strings.TrimSuffix(path, ".git")
+	}
+	u, err := url.Parse(remote)
+	if err != nil {
+		return ""
+	}
+	u.User = nil
+	if u.Scheme == "ssh" || u.Scheme == "git" {
+		u.Scheme = "https"
+		u.Host = u.Hostname()
+	}
+	u.Path = strings.TrimSuffix(u.Path, ".git")
+	return u.String()
+}
+
+// ParseEpoch parses SOURCE_DATE_EPOCH (seconds) or CI_COMMIT_TIMESTAMP (RFC 3339).
+func ParseEpoch(s string) (time.Time, error) {
+	if sec, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.Unix(sec, 0).UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("epoch %q: want seconds since 1970 or an RFC 3339 time", s)
+	}
+	return t.UTC(), nil
+}

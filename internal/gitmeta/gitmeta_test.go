@@ -1,0 +1,60 @@
+package gitmeta
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCleanRemote(t *testing.T) {
+	for in, want := range map[string]string{
+		"git@gitlab.com:group/proj.git":                 "https://gitlab.com/group/proj",
+		"https://user:secret@gitlab.com/group/proj.git": "https://gitlab.com/group/proj",
+		"ssh://git@gitlab.com:22/group/proj.git":        "https://gitlab.com/group/proj",
+		"https://gitlab.com/group/proj":                 "https://gitlab.com/group/proj",
+		"":                                              "",
+	} {
+		assert.Equal(t, want, CleanRemote(in), in)
+	}
+}
+
+func TestParseEpoch(t *testing.T) {
+	got, err := ParseEpoch("1700000000")
+	require.NoError(t, err)
+	assert.Equal(t, time.Unix(1700000000, 0).UTC(), got)
+	got, err = ParseEpoch("2025-03-20T10:11:12+01:00")
+	require.NoError(t, err)
+	assert.Equal(t, "2025-03-20T09:11:12Z", got.Format(time.RFC3339))
+	_, err = ParseEpoch("yesterday")
+	assert.ErrorContains(t, err, `epoch "yesterday"`)
+}
+
+func TestRead(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	assert.Equal(t, Info{}, Read(ctx, dir), "not a repository")
+	git := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(cmd.Environ(), "GIT_COMMITTER_DATE=2024-01-02T03:04:05Z", "GIT_AUTHOR_DATE=2024-01-02T03:04:05Z")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	git("init", "-q", "-b", "main")
+	git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x")
+	git("tag", "v1.2.3")
+	git("remote", "add", "origin", "git@gitlab.example.com:g/p.git")
+	info := Read(ctx, dir)
+	assert.Equal(t, "v1.2.3", info.Version)
+	assert.Len(t, info.Revision, 40)
+	assert.Equal(t, "main", info.Branch)
+	assert.Equal(t, "2024-01-02T03:04:05Z", info.CommitTime.Format(time.RFC3339))
+	assert.Equal(t, "https://gitlab.example.com/g/p", info.Remote)
+}

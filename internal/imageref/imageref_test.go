@@ -1,0 +1,224 @@
+package imageref
+
+import (
+	"archive/tar"
+	"io"
+	"log"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in        string
+		transport Transport
+		path, tag string
+		str       string
+		wantErr   string
+	}{
+		{in: "scratch", transport: Scratch, str: "scratch"},
+		{in: "oci:out/oci", transport: Layout, path: "out/oci", str: "oci:out/oci"},
+		{in: "oci:out/oci:helper:v1", transport: Layout, path: "out/oci", tag: "helper:v1"},
+		{in: "oci-archive:img.tar:v1", transport: Archive, path: "img.tar", tag: "v1"},
+		{in: "registry.example.com/g/helper:v1", transport: Registry, str: "registry.example.com/g/helper:v1"},
+		{in: "docker://localhost:5000/g/h:v1", transport: Registry, str: "localhost:5000/g/h:v1"},
+		{in: "alpine", transport: Registry, str: "alpine"},
+		{in: "", wantErr: "empty image reference"},
+		{in: "oci:", wantErr: "oci: needs a directory"},
+		{in: "oci-archive:", wantErr: "oci-archive: needs a file"},
+		{in: "registry.example.com/G/Helper:v1", wantErr: `image reference "registry.example.com/G/Helper:v1"`},
+		{in: "reg.example.com/g/h:bad tag", wantErr: "image reference"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			r, err := Parse(tt.in, nil)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.transport, r.Transport)
+			assert.Equal(t, tt.path, r.Path)
+			assert.Equal(t, tt.tag, r.Tag)
+			if tt.str != "" {
+				assert.Equal(t, tt.str, r.String())
+			}
+		})
+	}
+}
+
+func platformImage(t *testing.T, os_, arch, variant string) v1.Image {
+	t.Helper()
+	img, err := random.Image(64, 1)
+	require.NoError(t, err)
+	cf, err := img.ConfigFile()
+	require.NoError(t, err)
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture, cf.Variant = os_, arch, variant
+	img, err = mutate.ConfigFile(img, cf)
+	require.NoError(t, err)
+	return img
+}
+
+func multiArch(t *testing.T) v1.ImageIndex {
+	var idx v1.ImageIndex = empty.Index
+	for _, p := range []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64", Variant: "v8"}, {OS: "linux", Architecture: "arm", Variant: "v7"}, {OS: "unknown", Architecture: "unknown"}} {
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: platformImage(t, p.OS, p.Architecture, p.Variant), Descriptor: v1.Descriptor{Platform: &p}})
+	}
+	return idx
+}
+
+func TestReadLayoutAndSelect(t *testing.T) {
+	dir := t.TempDir()
+	p, err := layout.Write(dir, empty.Index)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendIndex(multiArch(t), layout.WithAnnotations(map[string]string{RefNameAnnotation: "base:1"})))
+	require.NoError(t, p.AppendImage(platformImage(t, "linux", "s390x", ""), layout.WithAnnotations(map[string]string{RefNameAnnotation: "single"})))
+	ctx := context.Background()
+
+	_, err = Read(ctx, mustParse(t, "oci:"+dir), Options{})
+	assert.ErrorContains(t, err, "holds 2 entries")
+	_, err = Read(ctx, mustParse(t, "oci:"+dir+":nope"), Options{})
+	assert.ErrorContains(t, err, `no entry named "nope"`)
+
+	a, err := Read(ctx, mustParse(t, "oci:"+dir+":base:1"), Options{})
+	require.NoError(t, err)
+	require.NotNil(t, a.Index)
+	ps, err := a.Platforms()
+	require.NoError(t, err)
+	assert.Len(t, ps, 3, "attestation entries are skipped")
+	_, _, err = a.ImageFor(v1.Platform{OS: "linux", Architecture: "arm64"})
+	require.NoError(t, err, "arm64 matches arm64/v8")
+	_, _, err = a.ImageFor(v1.Platform{OS: "linux", Architecture: "s390x"})
+	assert.ErrorContains(t, err, "has no linux/s390x (it offers: linux/amd64,linux/arm64,linux/arm/v7)")
+	_, _, err = a.ImageFor(v1.Platform{OS: "linux", Architecture: "arm", Variant: "v6"})
+	assert.ErrorContains(t, err, "has no linux/arm/v6")
+
+	single, err := Read(ctx, mustParse(t, "oci:"+dir+":single"), Options{})
+	require.NoError(t, err)
+	require.NotNil(t, single.Image)
+	_, _, err = single.ImageFor(v1.Platform{OS: "linux", Architecture: "s390x"})
+	require.NoError(t, err)
+	_, _, err = single.ImageFor(v1.Platform{OS: "linux", Architecture: "amd64"})
+	assert.ErrorContains(t, err, "offers: linux/s390x")
+}
+
+func TestImageForConfigMismatch(t *testing.T) {
+	// The index says arm64 but the config is amd64.
+	idx := mutate.AppendManifests(empty.Index, mutate.IndexAddendum{
+		Add:        platformImage(t, "linux", "amd64", ""),
+		Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}},
+	})
+	a := &Artifact{Ref: Ref{Transport: Layout, raw: "oci:x"}, Index: idx}
+	_, _, err := a.ImageFor(v1.Platform{OS: "linux", Architecture: "arm64"})
+	assert.ErrorContains(t, err, "the manifest listed for linux/arm64 has a config for linux/amd64")
+}
+
+func TestReadArchive(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p, err := layout.Write(dir, empty.Index)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendIndex(multiArch(t)))
+	file := filepath.Join(t.TempDir(), "base.tar")
+	writeTar(t, file, dir, nil)
+	a, err := Read(ctx, mustParse(t, "oci-archive:"+file), Options{TempDir: t.TempDir()})
+	require.NoError(t, err)
+	require.NotNil(t, a.Index)
+
+	// A corrupt or hostile archive is refused.
+	bad := filepath.Join(t.TempDir(), "bad.tar")
+	writeTar(t, bad, dir, &tar.Header{Name: "../escape", Typeflag: tar.TypeReg, Mode: 0o644})
+	_, err = Read(ctx, mustParse(t, "oci-archive:"+bad), Options{TempDir: t.TempDir()})
+	assert.ErrorContains(t, err, "leaves the archive")
+	junk := filepath.Join(t.TempDir(), "junk.tar")
+	require.NoError(t, os.WriteFile(junk, []byte(strings.Repeat("not a tar", 100)), 0o644))
+	_, err = Read(ctx, mustParse(t, "oci-archive:"+junk), Options{TempDir: t.TempDir()})
+	assert.ErrorContains(t, err, "corrupt archive")
+}
+
+func TestReadRegistry(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	ref := mustParse(t, host+"/base/busybox:1")
+	require.NoError(t, remote.WriteIndex(ref.Name, multiArch(t)))
+	a, err := Read(context.Background(), ref, Options{})
+	require.NoError(t, err)
+	want, _ := a.Index.Digest()
+	assert.Equal(t, want, a.Digest)
+	assert.Equal(t, host+"/base/busybox@"+want.String(), a.Pinned())
+
+	_, err = Read(context.Background(), mustParse(t, host+"/base/missing:1"), Options{})
+	assert.ErrorContains(t, err, "not found in the registry")
+}
+
+func TestInsecureOnlyForNamedHosts(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "https://")
+	get := func(o Options) error {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v2/", nil)
+		resp, err := o.transport().RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	assert.Error(t, get(Options{}), "self-signed certificate is refused by default")
+	assert.Error(t, get(Options{Insecure: []string{"other.example.com"}}), "naming another host changes nothing")
+	assert.NoError(t, get(Options{Insecure: []string{host}}))
+}
+
+func mustParse(t *testing.T, s string) Ref {
+	t.Helper()
+	r, err := Parse(s, nil)
+	require.NoError(t, err)
+	return r
+}
+
+func writeTar(t *testing.T, file, dir string, extra *tar.Header) {
+	t.Helper()
+	f, err := os.Create(file)
+	require.NoError(t, err)
+	defer f.Close()
+	tw := tar.NewWriter(f)
+	if extra != nil {
+		require.NoError(t, tw.WriteHeader(extra))
+	}
+	require.NoError(t, filepath.Walk(dir, func(path string, fi os.FileInfo, err error) error {
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(dir, path)
+		if rel == "." {
+			return nil
+		}
+		hdr, err := tar.FileInfoHeader(fi, "")
+		require.NoError(t, err)
+		hdr.Name = filepath.ToSlash(rel)
+		require.NoError(t, tw.WriteHeader(hdr))
+		if fi.Mode().IsRegular() {
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			_, err = tw.Write(data)
+			require.NoError(t, err)
+		}
+		return nil
+	}))
+	require.NoError(t, tw.Close())
+}

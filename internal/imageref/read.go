@@ -1,0 +1,133 @@
+package imageref
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+)
+
+// RefNameAnnotation names an entry of an OCI layout's index.json.
+const RefNameAnnotation = "org.opencontainers.image.ref.name"
+
+// Artifact is a resolved reference: exactly one of Index and Image is set,
+// except for scratch, where both are nil.
+type Artifact struct {
+	Ref    Ref
+	Digest v1.Hash
+	Index  v1.ImageIndex
+	Image  v1.Image
+}
+
+// Pinned returns the reference with its digest, e.g. "reg/repo@sha256:..."
+// for a registry; layouts and archives keep their path.
+func (a *Artifact) Pinned() string {
+	if a.Ref.Transport == Registry {
+		return a.Ref.Name.Context().Digest(a.Digest.String()).String()
+	}
+	return a.Ref.String()
+}
+
+// Read resolves ref once and returns what it points at.
+func Read(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
+	switch ref.Transport {
+	case Scratch:
+		return &Artifact{Ref: ref}, nil
+	case Registry:
+		return readRemote(ctx, ref, opts)
+	case Layout:
+		return readLayout(ref, ref.Path)
+	case Archive:
+		if opts.TempDir == "" {
+			return nil, fmt.Errorf("%s: no temporary directory to unpack the archive into", ref)
+		}
+		dir, err := os.MkdirTemp(opts.TempDir, "oci-archive-")
+		if err != nil {
+			return nil, err
+		}
+		if err := extractArchive(ctx, ref.Path, dir); err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		return readLayout(ref, dir)
+	}
+	return nil, fmt.Errorf("%s: unknown transport", ref)
+}
+
+func readRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
+	desc, err := remote.Get(ref.Name, opts.RemoteOptions(ctx)...)
+	if err != nil {
+		return nil, describeRemoteError(ref.Name.String(), err)
+	}
+	a := &Artifact{Ref: ref, Digest: desc.Digest}
+	switch {
+	case desc.MediaType.IsIndex():
+		a.Index, err = desc.ImageIndex()
+	case desc.MediaType.IsImage():
+		a.Image, err = desc.Image()
+	default:
+		return nil, fmt.Errorf("%s: %s is not an image or an image index", ref, desc.MediaType)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	return a, nil
+}
+
+// describeRemoteError keeps go-containerregistry's error (it already names the
+// redacted URL) and adds what the user can do for the common cases.
+func describeRemoteError(what string, err error) error {
+	var terr *transport.Error
+	if errors.As(err, &terr) {
+		switch terr.StatusCode {
+		case 401, 403:
+			return fmt.Errorf("%s: authentication failed (check CI_REGISTRY_USER/CI_REGISTRY_PASSWORD or docker login): %w", what, err)
+		case 404:
+			return fmt.Errorf("%s: not found in the registry: %w", what, err)
+		}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func readLayout(ref Ref, dir string) (*Artifact, error) {
+	idx, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not an OCI layout: %w", ref, err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	var chosen *v1.Descriptor
+	var names []string
+	for i, d := range im.Manifests {
+		n := d.Annotations[RefNameAnnotation]
+		names = append(names, n)
+		if ref.Tag == "" && len(im.Manifests) == 1 || ref.Tag != "" && n == ref.Tag {
+			chosen = &im.Manifests[i]
+		}
+	}
+	if chosen == nil {
+		if ref.Tag == "" {
+			return nil, fmt.Errorf("%s: the layout holds %d entries %q; name one as %s:TAG", ref, len(im.Manifests), names, ref)
+		}
+		return nil, fmt.Errorf("%s: no entry named %q in the layout (it has %q)", ref, ref.Tag, names)
+	}
+	a := &Artifact{Ref: ref, Digest: chosen.Digest}
+	switch {
+	case chosen.MediaType.IsIndex():
+		a.Index, err = idx.ImageIndex(chosen.Digest)
+	case chosen.MediaType.IsImage():
+		a.Image, err = idx.Image(chosen.Digest)
+	default:
+		return nil, fmt.Errorf("%s: entry %s is %s, not an image", ref, chosen.Digest, chosen.MediaType)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	return a, nil
+}

@@ -1,0 +1,133 @@
+package imageref
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+)
+
+// Transport says where a reference's bytes live.
+type Transport int
+
+const (
+	// Registry is a repository in an OCI distribution registry.
+	Registry Transport = iota
+	// Layout is an OCI image layout directory ("oci:DIR[:TAG]").
+	Layout
+	// Archive is an OCI image layout in a tar file ("oci-archive:FILE[:TAG]").
+	Archive
+	// Scratch is the empty base image.
+	Scratch
+)
+
+// Ref is a parsed image reference.
+type Ref struct {
+	Transport Transport
+	// Name is set for Registry references.
+	Name name.Reference
+	// Path is the directory or file for Layout and Archive references.
+	Path string
+	// Tag selects an entry of a layout by its org.opencontainers.image.ref.name
+	// annotation; empty means the layout's only entry.
+	Tag string
+	raw string
+}
+
+// String returns the reference as the user wrote it (normalised for registries).
+func (r Ref) String() string {
+	switch r.Transport {
+	case Registry:
+		return r.Name.String()
+	case Scratch:
+		return "scratch"
+	}
+	return r.raw
+}
+
+// Parse parses s. insecure lists registry hosts (HOST or HOST:PORT) that may be
+// reached over plain HTTP or with an unverified certificate.
+func Parse(s string, insecure []string) (Ref, error) {
+	switch {
+	case s == "":
+		return Ref{}, fmt.Errorf("empty image reference: give a registry reference, oci:DIR, oci-archive:FILE or scratch")
+	case s == "scratch":
+		return Ref{Transport: Scratch, raw: s}, nil
+	case strings.HasPrefix(s, "oci:"):
+		path, tag := splitPathTag(strings.TrimPrefix(s, "oci:"))
+		if path == "" {
+			return Ref{}, fmt.Errorf("image reference %q: oci: needs a directory, e.g. oci:out/oci", s)
+		}
+		return Ref{Transport: Layout, Path: path, Tag: tag, raw: s}, nil
+	case strings.HasPrefix(s, "oci-archive:"):
+		path, tag := splitPathTag(strings.TrimPrefix(s, "oci-archive:"))
+		if path == "" {
+			return Ref{}, fmt.Errorf("image reference %q: oci-archive: needs a file, e.g. oci-archive:image.tar", s)
+		}
+		return Ref{Transport: Archive, Path: path, Tag: tag, raw: s}, nil
+	case strings.HasPrefix(s, "docker://"):
+		s = strings.TrimPrefix(s, "docker://")
+	}
+	var opts []name.Option
+	if IsInsecure(registryOf(s), insecure) {
+		opts = append(opts, name.Insecure)
+	}
+	ref, err := name.ParseReference(s, opts...)
+	if err != nil {
+		return Ref{}, fmt.Errorf("image reference %q: %w", s, err)
+	}
+	return Ref{Transport: Registry, Name: ref, raw: s}, nil
+}
+
+// ParseTag parses a registry reference that must carry a tag (a destination).
+func ParseTag(s string, insecure []string) (name.Tag, error) {
+	var opts []name.Option
+	if IsInsecure(registryOf(s), insecure) {
+		opts = append(opts, name.Insecure)
+	}
+	t, err := name.NewTag(s, opts...)
+	if err != nil {
+		return name.Tag{}, fmt.Errorf("tag %q: %w (want REGISTRY/REPOSITORY:TAG)", s, err)
+	}
+	return t, nil
+}
+
+// ParseRepository parses a repository such as registry.example.com/group.
+func ParseRepository(s string, insecure []string) (name.Repository, error) {
+	var opts []name.Option
+	if IsInsecure(registryOf(s), insecure) {
+		opts = append(opts, name.Insecure)
+	}
+	r, err := name.NewRepository(s, opts...)
+	if err != nil {
+		return name.Repository{}, fmt.Errorf("repository %q: %w (want REGISTRY/PATH, e.g. registry.example.com/group)", s, err)
+	}
+	return r, nil
+}
+
+// splitPathTag splits "DIR:TAG" at the first colon, as skopeo does.
+func splitPathTag(s string) (path, tag string) {
+	if i := strings.Index(s, ":"); i >= 0 {
+		return s[:i], s[i+1:]
+	}
+	return s, ""
+}
+
+// registryOf returns the host part of a reference, as name would parse it.
+func registryOf(s string) string {
+	host, _, found := strings.Cut(s, "/")
+	if !found || (!strings.ContainsAny(host, ".:") && host != "localhost") {
+		return name.DefaultRegistry
+	}
+	return host
+}
+
+// IsInsecure reports whether host is in the insecure list.
+func IsInsecure(host string, insecure []string) bool {
+	for _, h := range insecure {
+		if strings.EqualFold(strings.TrimSpace(h), host) {
+			return true
+		}
+	}
+	return false
+}

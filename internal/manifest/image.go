@@ -1,0 +1,142 @@
+package manifest
+
+import (
+	"encoding/json"
+	"fmt"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// Step is one instruction's contribution to the image: a history entry and,
+// unless History.EmptyLayer, the layer it added.
+type Step struct {
+	Layer   v1.Layer
+	History v1.History
+}
+
+// Spec is everything an image is made of.
+type Spec struct {
+	Base        v1.Image    // nil for scratch
+	Platform    v1.Platform // os/architecture/variant written into the config
+	Config      v1.Config   // the runtime config after all instructions
+	Steps       []Step
+	Annotations map[string]string
+	Created     v1.Time
+}
+
+// Image assembles the image described by spec.
+func Image(spec Spec) (v1.Image, error) {
+	cf := &v1.ConfigFile{RootFS: v1.RootFS{Type: "layers"}}
+	var layers []v1.Layer
+	if spec.Base != nil {
+		base, err := spec.Base.ConfigFile()
+		if err != nil {
+			return nil, fmt.Errorf("base config: %w", err)
+		}
+		cf = base.DeepCopy()
+		if layers, err = spec.Base.Layers(); err != nil {
+			return nil, fmt.Errorf("base layers: %w", err)
+		}
+		if len(layers) != len(cf.RootFS.DiffIDs) {
+			return nil, fmt.Errorf("base has %d layers but its config lists %d diff IDs", len(layers), len(cf.RootFS.DiffIDs))
+		}
+	}
+	cf.Created = spec.Created
+	cf.OS = spec.Platform.OS
+	cf.Architecture = spec.Platform.Architecture
+	cf.Variant = spec.Platform.Variant
+	cf.Config = spec.Config
+	cf.Container = ""
+	cf.DockerVersion = ""
+	for _, s := range spec.Steps {
+		h := s.History
+		h.Created = spec.Created
+		h.EmptyLayer = s.Layer == nil
+		cf.History = append(cf.History, h)
+		if s.Layer == nil {
+			continue
+		}
+		diffID, err := s.Layer.DiffID()
+		if err != nil {
+			return nil, err
+		}
+		cf.RootFS.DiffIDs = append(cf.RootFS.DiffIDs, diffID)
+		layers = append(layers, s.Layer)
+	}
+	rawConfig, err := json.Marshal(cf)
+	if err != nil {
+		return nil, err
+	}
+	cfgDigest, cfgSize, err := v1.SHA256(bytesReader(rawConfig))
+	if err != nil {
+		return nil, err
+	}
+	m := v1.Manifest{
+		SchemaVersion: 2,
+		MediaType:     types.OCIManifestSchema1,
+		Config:        v1.Descriptor{MediaType: types.OCIConfigJSON, Digest: cfgDigest, Size: cfgSize},
+		Annotations:   spec.Annotations,
+	}
+	byDigest := map[v1.Hash]v1.Layer{}
+	for _, l := range layers {
+		d, err := l.Digest()
+		if err != nil {
+			return nil, err
+		}
+		size, err := l.Size()
+		if err != nil {
+			return nil, err
+		}
+		mt, err := l.MediaType()
+		if err != nil {
+			return nil, err
+		}
+		oci, err := ociLayerType(mt)
+		if err != nil {
+			return nil, fmt.Errorf("layer %s: %w", d, err)
+		}
+		m.Layers = append(m.Layers, v1.Descriptor{MediaType: oci, Digest: d, Size: size})
+		byDigest[d] = asOCI(l, oci)
+	}
+	rawManifest, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return partial.CompressedToImage(&image{config: rawConfig, manifest: rawManifest, layers: byDigest})
+}
+
+// ociLayerType maps a layer media type onto its OCI equivalent.
+func ociLayerType(mt types.MediaType) (types.MediaType, error) {
+	switch mt {
+	case types.OCILayer, types.DockerLayer:
+		return types.OCILayer, nil
+	case types.OCIUncompressedLayer, types.DockerUncompressedLayer:
+		return types.OCIUncompressedLayer, nil
+	case types.OCILayerZStd:
+		return mt, nil
+	case types.OCIRestrictedLayer, types.DockerForeignLayer:
+		return "", fmt.Errorf("non-distributable layer type %s is not supported", mt)
+	}
+	return "", fmt.Errorf("unknown layer media type %s", mt)
+}
+
+// image is a fully computed image: manifest and config bytes are fixed.
+type image struct {
+	config, manifest []byte
+	layers           map[v1.Hash]v1.Layer
+}
+
+var _ partial.CompressedImageCore = (*image)(nil)
+
+func (i *image) RawConfigFile() ([]byte, error)       { return i.config, nil }
+func (i *image) RawManifest() ([]byte, error)         { return i.manifest, nil }
+func (i *image) MediaType() (types.MediaType, error) { return types.OCIManifestSchema1, nil }
+
+func (i *image) LayerByDigest(h v1.Hash) (partial.CompressedLayer, error) {
+	if l, ok := i.layers[h]; ok {
+		return l, nil
+	}
+	return nil, fmt.Errorf("image has no layer %s", h)
+}

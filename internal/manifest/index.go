@@ -1,0 +1,84 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// Entry is one platform's image in an index.
+type Entry struct {
+	Platform v1.Platform
+	Image    v1.Image
+}
+
+// Index assembles an OCI image index over entries, in their order.
+func Index(entries []Entry, annotations map[string]string) (v1.ImageIndex, error) {
+	im := v1.IndexManifest{
+		SchemaVersion: 2,
+		MediaType:     types.OCIImageIndex,
+		Annotations:   annotations,
+	}
+	children := map[v1.Hash]v1.Image{}
+	for _, e := range entries {
+		d, err := e.Image.Digest()
+		if err != nil {
+			return nil, err
+		}
+		size, err := e.Image.Size()
+		if err != nil {
+			return nil, err
+		}
+		mt, err := e.Image.MediaType()
+		if err != nil {
+			return nil, err
+		}
+		p := v1.Platform{OS: e.Platform.OS, Architecture: e.Platform.Architecture, Variant: e.Platform.Variant}
+		im.Manifests = append(im.Manifests, v1.Descriptor{MediaType: mt, Digest: d, Size: size, Platform: &p})
+		children[d] = e.Image
+	}
+	raw, err := json.Marshal(im)
+	if err != nil {
+		return nil, err
+	}
+	digest, size, err := v1.SHA256(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	return &index{raw: raw, manifest: im, digest: digest, size: size, children: children}, nil
+}
+
+// index is a computed image index whose children are images.
+type index struct {
+	raw      []byte
+	manifest v1.IndexManifest
+	digest   v1.Hash
+	size     int64
+	children map[v1.Hash]v1.Image
+}
+
+var _ v1.ImageIndex = (*index)(nil)
+
+func (x *index) MediaType() (types.MediaType, error) { return types.OCIImageIndex, nil }
+func (x *index) Digest() (v1.Hash, error)            { return x.digest, nil }
+func (x *index) Size() (int64, error)                { return x.size, nil }
+func (x *index) RawManifest() ([]byte, error)        { return x.raw, nil }
+func (x *index) IndexManifest() (*v1.IndexManifest, error) {
+	return x.manifest.DeepCopy(), nil
+}
+
+func (x *index) Image(h v1.Hash) (v1.Image, error) {
+	if img, ok := x.children[h]; ok {
+		return img, nil
+	}
+	return nil, fmt.Errorf("index has no image %s", h)
+}
+
+func (x *index) ImageIndex(h v1.Hash) (v1.ImageIndex, error) {
+	return nil, fmt.Errorf("index has no nested index %s", h)
+}

@@ -1,0 +1,11 @@
+// Package publish puts a release's image indexes where they belong: an OCI
+// layout directory, an OCI layout tar, or a registry.
+//
+// To a registry it publishes in a fixed order so that no tag ever points at
+// something incomplete: every blob and manifest of every image is pushed by
+// digest first (blobs the registry already has are skipped, base layers are
+// mounted from their source repository when it is on the same registry),
+// then every manifest is checked by digest, and only then are tags written:
+// index tags, then per-platform tags, "latest" last. A failure before the
+// tag phase leaves every existing tag as it was.
+package publish

@@ -1,0 +1,136 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// RegistryOptions configures ToRegistry.
+type RegistryOptions struct {
+	// Remote are the go-containerregistry options (auth, transport, context).
+	Remote []remote.Option
+	// NameOptions apply when parsing repositories (name.Insecure for hosts the user named).
+	NameOptions func(repo string) []name.Option
+	Logger      *slog.Logger
+}
+
+// Result says what ToRegistry did.
+type Result struct {
+	// Written lists the tags written, as full references, in order.
+	Written []string
+}
+
+// ToRegistry publishes images: everything by digest, a HEAD check of every
+// manifest, then the tags. When a tag fails, the error names the tags that
+// were written and those that were not; running again writes the rest.
+func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Result, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	pusher, err := remote.NewPusher(opts.Remote...)
+	if err != nil {
+		return nil, err
+	}
+	remoteOpts := append([]remote.Option{remote.Reuse(pusher)}, opts.Remote...)
+	repos := make([]name.Repository, len(images))
+	for i, img := range images {
+		var nopts []name.Option
+		if opts.NameOptions != nil {
+			nopts = opts.NameOptions(img.Repository)
+		}
+		if repos[i], err = name.NewRepository(img.Repository, nopts...); err != nil {
+			return nil, fmt.Errorf("repository %q: %w", img.Repository, err)
+		}
+		for _, t := range img.Tags {
+			if _, err := name.NewTag(repos[i].Name()+":"+t, nopts...); err != nil {
+				return nil, fmt.Errorf("tag %q of %s: %w", t, img.Repository, err)
+			}
+		}
+		for _, t := range img.PlatformTags {
+			if _, err := name.NewTag(repos[i].Name()+":"+t.Tag, nopts...); err != nil {
+				return nil, fmt.Errorf("tag %q of %s: %w", t.Tag, img.Repository, err)
+			}
+		}
+	}
+
+	// Phase 1: every blob and manifest, by digest.
+	for i, img := range images {
+		digest, err := img.Index.Digest()
+		if err != nil {
+			return nil, err
+		}
+		ref := repos[i].Digest(digest.String())
+		if err := pusher.Push(ctx, ref, img.Index); err != nil {
+			return nil, fmt.Errorf("push %s: %w", ref, explain(err))
+		}
+		log.Info("pushed", "image", repos[i].String(), "digest", digest.String())
+	}
+
+	// Phase 2: every manifest is where we put it.
+	for i, img := range images {
+		digests, err := manifestDigests(img.Index)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range digests {
+			ref := repos[i].Digest(d.String())
+			desc, err := remote.Head(ref, remoteOpts...)
+			if err != nil {
+				return nil, fmt.Errorf("check %s: %w", ref, explain(err))
+			}
+			if desc.Digest != d {
+				return nil, fmt.Errorf("check %s: registry returned %s", ref, desc.Digest)
+			}
+		}
+	}
+
+	// Phase 3: tags, in order.
+	res := &Result{}
+	pending := tagOrder(images)
+	for n, t := range pending {
+		img := images[t.image]
+		tag := repos[t.image].Tag(t.tag)
+		var taggable remote.Taggable = img.Index
+		if t.platform {
+			child, err := img.Index.Image(t.digest)
+			if err != nil {
+				return res, err
+			}
+			taggable = child
+		}
+		if err := pusher.Put(ctx, tag, taggable); err != nil {
+			var notWritten []string
+			for _, rest := range pending[n:] {
+				notWritten = append(notWritten, repos[rest.image].Tag(rest.tag).String())
+			}
+			return res, fmt.Errorf("tag %s: %w; written: [%s]; not written: [%s]; run again to write the rest",
+				tag, explain(err), strings.Join(res.Written, " "), strings.Join(notWritten, " "))
+		}
+		res.Written = append(res.Written, tag.String())
+		log.Info("tagged", "tag", tag.String(), "digest", t.digest.String())
+	}
+	return res, nil
+}
+
+func manifestDigests(idx v1.ImageIndex) ([]v1.Hash, error) {
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		return nil, err
+	}
+	out := []v1.Hash{d}
+	for _, m := range im.Manifests {
+		out = append(out, m.Digest)
+	}
+	return out, nil
+}

@@ -1,0 +1,53 @@
+package publish
+
+import (
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// Image is one multi-arch image of a release.
+type Image struct {
+	// Name is the image's name in a layout ("gitlab-runner-helper"); empty for
+	// a single-image release, whose layout entries are named by tag alone.
+	Name string
+	// Repository is the registry destination, e.g. "registry.example.com/group/gitlab-runner-helper".
+	Repository string
+	Index      v1.ImageIndex
+	// Tags point at the index.
+	Tags []string
+	// PlatformTags point at one platform's manifest.
+	PlatformTags []PlatformTag
+}
+
+// PlatformTag is a tag for one platform's manifest.
+type PlatformTag struct {
+	Manifest v1.Hash
+	Tag      string
+}
+
+// tagOrder lists every tag of images in publishing order: index tags, then
+// platform tags, then "latest".
+func tagOrder(images []Image) []pendingTag {
+	var first, platform, latest []pendingTag
+	for i, img := range images {
+		digest, _ := img.Index.Digest()
+		for _, t := range img.Tags {
+			pt := pendingTag{image: i, tag: t, digest: digest}
+			if t == "latest" {
+				latest = append(latest, pt)
+			} else {
+				first = append(first, pt)
+			}
+		}
+		for _, t := range img.PlatformTags {
+			platform = append(platform, pendingTag{image: i, tag: t.Tag, digest: t.Manifest, platform: true})
+		}
+	}
+	return append(append(first, platform...), latest...)
+}
+
+type pendingTag struct {
+	image    int
+	tag      string
+	digest   v1.Hash
+	platform bool
+}
