@@ -16,7 +16,9 @@ const (
 
 // Entry is one item of a layer. Path is absolute inside the image
 // ("/usr/bin/gitlab-runner-helper"); Mode holds the permission bits plus
-// setuid/setgid/sticky (fs.ModeSetuid ...), never the type bits.
+// setuid/setgid/sticky (fs.ModeSetuid ...), never the type bits; a Symlink
+// with a zero Mode is written as 0777. UID and GID are written as given, with
+// no user or group names.
 type Entry struct {
 	Path     string
 	Kind     Kind

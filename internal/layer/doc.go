@@ -1,0 +1,18 @@
+// Package layer turns a list of Entry values into one deterministic OCI layer
+// (application/vnd.oci.image.layer.v1.tar+gzip) stored as a file on disk.
+//
+// Write streams in a single pass: tar writer -> sha256 (DiffID) -> gzip ->
+// sha256 and byte count (digest, size) -> file. File contents are copied
+// through one fixed buffer, so memory does not grow with file or layer size;
+// no layer is ever held in memory. The result is a file-backed v1.Layer that
+// can be read any number of times; Open rebuilds one from a cached file.
+//
+// Same entries (in any order) and same epoch give a byte-identical blob:
+// entries are sorted by path with parents first, tar headers are written by
+// hand (no user or group names, mtime = epoch, no access or change time,
+// uid/gid and mode exactly as given, PAX format used only where USTAR cannot
+// hold a value), and the gzip header carries no name, no time and OS 255.
+// The DiffID depends only on the entries, their file contents and the epoch
+// (and Go's archive/tar encoding); the compressed digest also depends on the
+// gzip level and the compressor version pinned in go.mod (see DefaultLevel).
+package layer

@@ -1,0 +1,151 @@
+package layer
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// Options configures Write.
+type Options struct {
+	// Dir is the existing directory the blob is written into, as a file named
+	// by the hex of its digest (see BlobPath). A temporary file in Dir is
+	// renamed into place only once the layer is complete.
+	Dir string
+	// Epoch is the modification time of every entry, truncated to whole
+	// seconds. The zero time means the Unix epoch; times before 1970 are an
+	// error.
+	Epoch time.Time
+	// Level is the gzip level, 1 (fastest) to 9 (smallest); 0 means
+	// DefaultLevel.
+	Level int
+}
+
+// outputBufferSize batches the compressor's small writes into few syscalls.
+const outputBufferSize = 256 << 10
+
+// Write builds one deterministic tar+gzip layer from entries and writes it to
+// a file in opts.Dir, computing digest, DiffID and size in the same single
+// streaming pass. Entries need not be sorted: paths are cleaned, missing
+// parent directories are added (0755, 0:0) and entries are written sorted by
+// path, parents first. A relative path, a ".." element, the root itself, a
+// duplicate path or a parent that is not a directory is an error naming the
+// path. ctx is checked between entries and while copying file contents; on
+// any error, including cancellation, no file is left in opts.Dir.
+func Write(ctx context.Context, entries []Entry, opts Options) (v1.Layer, error) {
+	epoch, level, err := checkOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	planned, err := plan(entries)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(opts.Dir, ".layer-*.partial")
+	if err != nil {
+		return nil, fmt.Errorf("layer in %s: %w", opts.Dir, err)
+	}
+	l, err := writeBlob(ctx, tmp, planned, epoch, level)
+	if cerr := tmp.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("layer file %s: %w", tmp.Name(), cerr)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		l.path = BlobPath(opts.Dir, l.digest)
+		err = os.Rename(tmp.Name(), l.path)
+	}
+	if err != nil {
+		return nil, errors.Join(err, removeIfExists(tmp.Name()))
+	}
+	return l, nil
+}
+
+func checkOptions(opts Options) (time.Time, int, error) {
+	fi, err := os.Stat(opts.Dir)
+	if err != nil {
+		return time.Time{}, 0, fmt.Errorf("layer directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return time.Time{}, 0, fmt.Errorf("layer directory %s is not a directory", opts.Dir)
+	}
+	level := opts.Level
+	if level == 0 {
+		level = DefaultLevel
+	}
+	if level < 1 || level > 9 {
+		return time.Time{}, 0, fmt.Errorf("gzip level %d: want 1 to 9, or 0 for the default %d", opts.Level, DefaultLevel)
+	}
+	epoch := time.Unix(0, 0).UTC()
+	if !opts.Epoch.IsZero() {
+		if opts.Epoch.Before(epoch) {
+			return time.Time{}, 0, fmt.Errorf("epoch %s is before 1970", opts.Epoch.UTC().Format(time.RFC3339))
+		}
+		epoch = time.Unix(opts.Epoch.Unix(), 0).UTC()
+	}
+	return epoch, level, nil
+}
+
+// writeBlob streams tar -> sha256 (DiffID) -> gzip -> sha256 + count
+// (digest, size) -> buffered file, and returns the layer without a path.
+func writeBlob(ctx context.Context, f *os.File, entries []Entry, epoch time.Time, level int) (*fileLayer, error) {
+	out := bufio.NewWriterSize(f, outputBufferSize)
+	compressed := &hashWriter{w: out, h: sha256.New()}
+	gz, err := newGzipWriter(compressed, level)
+	if err != nil {
+		return nil, err
+	}
+	uncompressed := &hashWriter{w: gz, h: sha256.New()}
+	if err := newTarWriter(uncompressed, epoch).writeAll(ctx, entries); err != nil {
+		return nil, err
+	}
+	if err := gz.Close(); err != nil {
+		return nil, fmt.Errorf("layer file %s: gzip: %w", f.Name(), err)
+	}
+	if err := out.Flush(); err != nil {
+		return nil, fmt.Errorf("layer file %s: %w", f.Name(), err)
+	}
+	if err := f.Sync(); err != nil {
+		return nil, fmt.Errorf("layer file %s: %w", f.Name(), err)
+	}
+	return &fileLayer{
+		digest: compressed.sum(),
+		diffID: uncompressed.sum(),
+		size:   compressed.n,
+	}, nil
+}
+
+// hashWriter hashes and counts everything it passes on to w.
+type hashWriter struct {
+	w io.Writer
+	h hash.Hash
+	n int64
+}
+
+func (hw *hashWriter) Write(p []byte) (int, error) {
+	n, err := hw.w.Write(p)
+	hw.h.Write(p[:n])
+	hw.n += int64(n)
+	return n, err
+}
+
+func (hw *hashWriter) sum() v1.Hash {
+	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(hw.h.Sum(nil))}
+}
+
+func removeIfExists(name string) error {
+	if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
