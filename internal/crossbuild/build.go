@@ -1,0 +1,173 @@
+package crossbuild
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/helperbuild/helperbuild/internal/platform"
+)
+
+// maxOutput caps the compiler output kept in an error.
+const maxOutput = 16 << 10
+
+// Target is one binary to build.
+type Target struct {
+	Platform v1.Platform
+	Main     string // package path as given to go build, e.g. "./apps/gitlab-runner-helper" or "."
+	Output   string // absolute path of the binary to write; its directory is created
+}
+
+// Options configure Build. Env and Jobs have no usable default.
+type Options struct {
+	Dir     string       // working directory (module root) for go build; "" is the current directory
+	Go      string       // go command; default "go"
+	Env     []string     // base environment (the caller passes os.Environ()); required
+	Flags   []string     // extra build flags, e.g. ["-tags", "netgo"]; -trimpath is always added once
+	Ldflags string       // already-rendered -ldflags value; "" passes no -ldflags
+	Jobs    int          // builds at a time; must be at least 1
+	Logger  *slog.Logger // one Info "compiled" per target; nil logs nothing
+
+	// After, if set, runs in the same worker right after target i compiled,
+	// so the caller can process a binary while other platforms still
+	// compile. Its error fails the build like a compile error.
+	After func(ctx context.Context, i int) error
+}
+
+// job is one target, ready to run.
+type job struct {
+	target Target
+	name   string // "./apps/x for linux/arm64"
+	env    []string
+	args   []string
+}
+
+// Build runs `go build -o Output -trimpath Flags... -ldflags Ldflags Main`
+// for every target, at most opts.Jobs at a time. It returns after every
+// started build has ended: nil if all succeeded, else the first failure
+// (`build ./apps/x for linux/arm64: exit status 1` followed by the compiler's
+// output on the next lines). If ctx is cancelled it returns ctx's error.
+func Build(ctx context.Context, targets []Target, opts Options) error {
+	jobs, err := plan(targets, opts)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("cross-build: %w", err)
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	goCmd := opts.Go
+	if goCmd == "" {
+		goCmd = "go"
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(opts.Jobs)
+	for i, j := range jobs {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err // an earlier target failed or the caller cancelled
+			}
+			start := time.Now()
+			if err := compile(gctx, goCmd, opts.Dir, j); err != nil {
+				return err
+			}
+			logger.Info("compiled", "platform", platform.Format(j.target.Platform), "main", j.target.Main,
+				"output", j.target.Output, "duration", time.Since(start).Round(time.Millisecond))
+			if opts.After != nil {
+				if err := opts.After(gctx, i); err != nil {
+					return fmt.Errorf("after build %s: %w", j.name, err)
+				}
+			}
+			return nil
+		})
+	}
+	err = g.Wait()
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("cross-build: %w", ctxErr)
+	}
+	return err
+}
+
+// plan validates opts and targets and prepares every job, so that nothing
+// runs when any of them is wrong.
+func plan(targets []Target, opts Options) ([]job, error) {
+	if opts.Jobs <= 0 {
+		return nil, fmt.Errorf("cross-build jobs %d: want at least 1", opts.Jobs)
+	}
+	if len(opts.Env) == 0 {
+		return nil, errors.New("cross-build environment is empty; pass the environment for go build (os.Environ())")
+	}
+	flags, err := buildFlags(opts.Flags)
+	if err != nil {
+		return nil, err
+	}
+	jobs := make([]job, len(targets))
+	written := make(map[string]int, len(targets))
+	for i, t := range targets {
+		name := fmt.Sprintf("%s for %s", t.Main, platform.Format(t.Platform))
+		if t.Main == "" {
+			return nil, fmt.Errorf("target %d (%s): no main package", i, name)
+		}
+		if !filepath.IsAbs(t.Output) {
+			return nil, fmt.Errorf("build %s: output %q is not an absolute path", name, t.Output)
+		}
+		out := filepath.Clean(t.Output)
+		if prev, ok := written[out]; ok {
+			return nil, fmt.Errorf("build %s and %s both write %s; add {{.Variant}} (or another distinguishing field) to the output template",
+				jobs[prev].name, name, out)
+		}
+		written[out] = i
+		env, err := Env(opts.Env, t.Platform)
+		if err != nil {
+			return nil, fmt.Errorf("build %s: %w", t.Main, err)
+		}
+		args := append([]string{"build", "-o", out}, flags...)
+		if opts.Ldflags != "" {
+			args = append(args, "-ldflags", opts.Ldflags)
+		}
+		jobs[i] = job{target: t, name: name, env: env, args: append(args, t.Main)}
+	}
+	return jobs, nil
+}
+
+// compile runs one go build. On failure the error carries the command's
+// combined output, unless ctx ended the build.
+func compile(ctx context.Context, goCmd, dir string, j job) error {
+	if err := os.MkdirAll(filepath.Dir(j.target.Output), 0o755); err != nil {
+		return fmt.Errorf("build %s: %w", j.name, err)
+	}
+	cmd := exec.CommandContext(ctx, goCmd, j.args...)
+	cmd.Dir = dir
+	cmd.Env = j.env
+	killGroupOnCancel(cmd)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("build %s: %w", j.name, ctxErr)
+	}
+	msg := strings.TrimSpace(string(out))
+	if msg == "" {
+		return fmt.Errorf("build %s: %w", j.name, err)
+	}
+	if len(msg) > maxOutput {
+		msg = msg[:maxOutput] + fmt.Sprintf("\n... (%d more bytes of output)", len(msg)-maxOutput)
+	}
+	return fmt.Errorf("build %s: %w\n%s", j.name, err, msg)
+}
