@@ -1,0 +1,3 @@
+module example.com/gitlab-runner
+
+go 1.22

@@ -1,0 +1,182 @@
+package recipe
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/dockerfiles"
+	"github.com/helperbuild/helperbuild/internal/platform"
+)
+
+// planImage renders image i for the platforms it builds.
+func (c *Config) planImage(i int, platforms []v1.Platform, vars Vars) (Image, error) {
+	spec := c.Images[i]
+	p := index("images", i)
+	img := Image{Name: spec.Name, Platforms: platforms, Contract: spec.Contract}
+	if err := c.planDockerfile(&img, spec, p); err != nil {
+		return img, err
+	}
+	data := vars.Data()
+	img.Args = map[string]string{}
+	for _, k := range sortedKeys(spec.Args) {
+		v, err := c.render(p+".args."+k, spec.Args[k], data)
+		if err != nil {
+			return img, err
+		}
+		img.Args[k] = v
+	}
+	img.Contexts = map[string]string{}
+	for _, k := range sortedKeys(spec.Contexts) {
+		dir, err := c.contextDir(spec.Contexts[k])
+		if err != nil {
+			return img, errAt(c.Path, c.line(p+".contexts."+k), fmt.Sprintf("%s.contexts.%s: %v", p, k, err))
+		}
+		img.Contexts[k] = dir
+	}
+	for j, t := range spec.Tags {
+		tp := index(p+".tags", j)
+		tag, err := c.render(tp, t, data)
+		if err != nil {
+			return img, err
+		}
+		if err := c.checkTag(tp, spec.Name, tag, ""); err != nil {
+			return img, err
+		}
+		if !slices.Contains(img.Tags, tag) {
+			img.Tags = append(img.Tags, tag)
+		}
+	}
+	if err := c.planPlatformTags(&img, spec, p, vars); err != nil {
+		return img, err
+	}
+	for _, pl := range platforms {
+		key := platform.Format(pl)
+		base, ok := spec.Base[key]
+		if !ok {
+			if img.DockerfileData != nil && img.Args["BASE_IMAGE"] == "" {
+				return img, errAt(c.Path, c.line(p+".args", p), fmt.Sprintf("image %s: the built-in Dockerfile needs args.BASE_IMAGE (a base image, or scratch) or a base entry for %s", spec.Name, key))
+			}
+			continue
+		}
+		bp := p + ".base." + key
+		ref, err := c.render(bp, base, vars.PlatformData(pl))
+		if err != nil {
+			return img, err
+		}
+		if ref == "" {
+			return img, errAt(c.Path, c.line(bp), fmt.Sprintf("%s renders an empty image reference", bp))
+		}
+		if img.Base == nil {
+			img.Base = map[string]string{}
+		}
+		img.Base[key] = ref
+	}
+	return img, nil
+}
+
+// planDockerfile resolves the image's Dockerfile: the built-in recipe, or a
+// regular file inside the config directory (symbolic links included).
+func (c *Config) planDockerfile(img *Image, spec ImageSpec, p string) error {
+	if spec.Dockerfile == "" {
+		path, data, _ := dockerfiles.Default(spec.Name)
+		img.DockerfileName = "built-in " + path
+		img.DockerfileData = data
+		return nil
+	}
+	abs := filepath.Join(c.Dir, filepath.FromSlash(spec.Dockerfile))
+	fail := func(err error) error {
+		return errAt(c.Path, c.line(p+".dockerfile"), fmt.Sprintf("%s.dockerfile: %v", p, err))
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return fail(err)
+	}
+	root, err := filepath.EvalSymlinks(c.Dir)
+	if err != nil {
+		return fail(err)
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || !filepath.IsLocal(rel) {
+		return fail(fmt.Errorf("%s resolves to %s, outside %s", spec.Dockerfile, real, root))
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return fail(err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fail(fmt.Errorf("%s is not a regular file", abs))
+	}
+	img.Dockerfile = abs
+	img.DockerfileName = spec.Dockerfile
+	return nil
+}
+
+// contextDir resolves a context value to BinariesContext or an existing
+// absolute directory.
+func (c *Config) contextDir(v string) (string, error) {
+	if v == BinariesContext {
+		return v, nil
+	}
+	dir := filepath.FromSlash(v)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(c.Dir, dir)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", dir)
+	}
+	return filepath.Clean(dir), nil
+}
+
+// planPlatformTags renders the alias tags of every platform. A platform tag
+// may equal neither an index tag nor another platform's tag.
+func (c *Config) planPlatformTags(img *Image, spec ImageSpec, p string, vars Vars) error {
+	if len(spec.PlatformTags) == 0 {
+		return nil
+	}
+	img.PlatformTags = map[string][]string{}
+	owner := map[string]string{}
+	for _, pl := range img.Platforms {
+		key := platform.Format(pl)
+		data := vars.PlatformData(pl)
+		for j, t := range spec.PlatformTags {
+			tp := index(p+".platform_tags", j)
+			tag, err := c.render(tp, t, data)
+			if err != nil {
+				return err
+			}
+			if err := c.checkTag(tp, spec.Name, tag, key); err != nil {
+				return err
+			}
+			if slices.Contains(img.Tags, tag) {
+				return errAt(c.Path, c.line(tp), fmt.Sprintf("image %s: platform tag %q of %s is also an index tag", spec.Name, tag, key))
+			}
+			if prev, dup := owner[tag]; dup && prev != key {
+				return errAt(c.Path, c.line(tp), fmt.Sprintf("image %s: platform tag %q is rendered for both %s and %s; add {{.Variant}} or narrow the platforms", spec.Name, tag, prev, key))
+			}
+			if _, dup := owner[tag]; !dup {
+				owner[tag] = key
+				img.PlatformTags[key] = append(img.PlatformTags[key], tag)
+			}
+		}
+	}
+	return nil
+}
+
+// checkTag reports a rendered tag that the registry API would refuse.
+func (c *Config) checkTag(path, image, tag, platformKey string) error {
+	if tagRE.MatchString(tag) {
+		return nil
+	}
+	suffix := ""
+	if platformKey != "" {
+		suffix = " for " + platformKey
+	}
+	return errAt(c.Path, c.line(path), fmt.Sprintf("image %s: %s renders tag %q%s, which is not a valid tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})", image, path, tag, suffix))
+}
