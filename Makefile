@@ -1,0 +1,42 @@
+# helperbuild: `make demo` runs the main job on the bundled example (no
+# registry, no network); `make test` runs everything, installing and starting
+# what the end-to-end suite needs (Debian packages, registries, containerd).
+
+GO        ?= go
+BIN       := bin/helperbuild
+VERSION   := $(shell git describe --tags --always 2>/dev/null || echo dev)
+REVISION  := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -X main.version=$(VERSION) -X main.revision=$(REVISION)
+DEMO_OUT  := out/demo
+
+.PHONY: all build demo test unit e2e fuzz bench lint clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/helperbuild
+
+# Builds the example's helper and runner images for five platforms into an
+# OCI layout at out/demo, then verifies what it wrote.
+demo: build
+	rm -rf $(DEMO_OUT)
+	cd examples/gitlab-runner && ../../$(BIN) build --output oci:../../$(DEMO_OUT)
+	$(BIN) verify --platforms linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x oci:$(DEMO_OUT):gitlab-runner-helper:$$(cd examples/gitlab-runner && git describe --tags --always)
+
+test: unit e2e
+
+unit:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+e2e:
+	scripts/install-test-deps.sh
+	$(GO) test -tags e2e -count=1 -timeout 20m -v ./test/e2e/
+
+# Short fuzzing of every parser.
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 20s ./internal/platform
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 20s ./internal/dockerfile
+
+clean:
+	rm -rf bin out

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/spf13/cobra"
+
+	"github.com/helperbuild/helperbuild/internal/platform"
+)
+
+// buildFlags are the flags build and push share.
+type buildFlags struct {
+	platforms     string
+	jobs          int
+	ldflags       string
+	version       string
+	revision      string
+	branch        string
+	source        string
+	insecure      []string
+	metadataFile  string
+	base          string
+	binaryName    string
+	tags          []string
+	config        string
+	images        []string
+	repo          string
+	output        string
+}
+
+func newBuildCmd(env Env, push bool) *cobra.Command {
+	f := &buildFlags{}
+	use, short := "build [PACKAGE]", "Build images for every platform into an OCI layout or archive"
+	if push {
+		use, short = "push [PACKAGE]", "Build images for every platform and publish one multi-arch tag per image"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Long: short + `.
+
+With PACKAGE (a Go main package such as ./apps/gitlab-runner-helper), the
+binary is put at /usr/bin/<name> on top of --base. Without it, the release is
+described by helperbuild.yaml (or --config).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("%s takes at most one package, got %d: %q", cmd.Name(), len(args), args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var pkg string
+			if len(args) == 1 {
+				pkg = args[0]
+			}
+			return runBuild(cmd, env, f, pkg, push)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.platforms, "platforms", "", `comma-separated os/arch[/variant] list, or "all" (default: the config's list; config-free: every platform the base offers)`)
+	fl.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "parallel compiles and layer writes")
+	fl.StringVar(&f.ldflags, "ldflags", "", "go build -ldflags, templated: {{.Version}} {{.Revision}} {{.Branch}} {{.Date}} {{.Env.NAME}}")
+	fl.StringVar(&f.version, "version", "", "release version (default: CI_COMMIT_TAG, else git describe --tags --always)")
+	fl.StringVar(&f.revision, "revision", "", "source revision (default: CI_COMMIT_SHA, else git rev-parse HEAD)")
+	fl.StringVar(&f.branch, "branch", "", "source branch (default: CI_COMMIT_REF_NAME, else the current git branch)")
+	fl.StringVar(&f.source, "source", "", "source repository URL for org.opencontainers.image.source (default: CI_PROJECT_URL, else the git remote)")
+	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
+	fl.StringVar(&f.metadataFile, "metadata-file", "", "write the result (digests, tags, platforms) as JSON to this file")
+	fl.StringVar(&f.base, "base", "", "config-free: base image (registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or scratch)")
+	fl.StringVar(&f.binaryName, "binary-name", "", "config-free: name of the binary in /usr/bin (default: last element of PACKAGE)")
+	fl.StringVar(&f.config, "config", "", "recipe file (default: helperbuild.yaml in the current directory)")
+	fl.StringArrayVar(&f.images, "image", nil, "build only this image of the config (repeatable)")
+	fl.StringVar(&f.repo, "repo", "", "repository prefix: an image's reference is PREFIX/<image name> (default: CI_REGISTRY_IMAGE)")
+	if push {
+		fl.StringArrayVar(&f.tags, "tag", nil, "config-free: full reference to tag, e.g. registry.example.com/group/helper:v1.2.3 (repeatable)")
+	} else {
+		fl.StringArrayVar(&f.tags, "tag", nil, "config-free: tag name for the layout entry (repeatable; default latest)")
+		fl.StringVar(&f.output, "output", "oci:out/oci", "where to write: oci:DIR or oci-archive:FILE.tar")
+	}
+	return cmd
+}
+
+// parsePlatforms reads --platforms; nil means "not given" or "all".
+func parsePlatforms(s string) ([]v1.Platform, bool, error) {
+	switch strings.TrimSpace(s) {
+	case "":
+		return nil, false, nil
+	case "all":
+		return nil, true, nil
+	}
+	ps, err := platform.ParseList(s)
+	if err != nil {
+		return nil, false, usageError{err}
+	}
+	return ps, false, nil
+}
+
+// absDir returns the absolute form of dir.
+func absDir(dir string) (string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	a, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(a); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", dir)
+	}
+	return a, nil
+}

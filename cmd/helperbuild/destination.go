@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/release"
+)
+
+// tagName is the grammar of a tag in the distribution spec.
+var tagName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
+// destination is where a run's images go: an OCI layout or archive (build),
+// or a registry (push).
+type destination struct {
+	push       bool
+	configFree bool
+	output     imageref.Ref // build
+	prefix     string       // push, recipe mode: images go to PREFIX/<name>
+	tagRefs    []name.Tag   // push, config-free mode
+	names      []string     // build, config-free mode: layout entry names
+	insecure   []string
+}
+
+func parseDestination(f *buildFlags, env Env, pkg string, push bool) (*destination, error) {
+	d := &destination{push: push, configFree: pkg != "", insecure: f.insecure}
+	if !push {
+		ref, err := imageref.Parse(f.output, nil)
+		if err != nil || (ref.Transport != imageref.Layout && ref.Transport != imageref.Archive) {
+			return nil, usagef("--output %q: want oci:DIR or oci-archive:FILE.tar", f.output)
+		}
+		if ref.Tag != "" {
+			return nil, usagef("--output %q: name entries with --tag, not in --output", f.output)
+		}
+		d.output = ref
+		d.names = f.tags
+		if len(d.names) == 0 {
+			d.names = []string{"latest"}
+		}
+		for _, n := range d.names {
+			if !tagName.MatchString(n) {
+				return nil, usagef("--tag %q: want a tag name such as v1.2.3", n)
+			}
+		}
+		return d, nil
+	}
+	if d.configFree {
+		if len(f.tags) == 0 {
+			return nil, usagef("push needs --tag REGISTRY/REPOSITORY:TAG, e.g. --tag registry.example.com/group/gitlab-runner-helper:v1.2.3")
+		}
+		for _, t := range f.tags {
+			tag, err := imageref.ParseTag(t, f.insecure)
+			if err != nil {
+				return nil, usageError{err}
+			}
+			d.tagRefs = append(d.tagRefs, tag)
+		}
+		return d, nil
+	}
+	d.prefix = first(f.repo, env.Get("CI_REGISTRY_IMAGE"))
+	if d.prefix == "" {
+		return nil, usagef("push needs a repository prefix: set --repo registry.example.com/group (in GitLab CI, CI_REGISTRY_IMAGE sets it)")
+	}
+	if _, err := imageref.ParseRepository(d.prefix+"/x", f.insecure); err != nil {
+		return nil, usagef("--repo %q: %v", d.prefix, err)
+	}
+	return d, nil
+}
+
+// layoutTags are the tag names of a config-free image.
+func (d *destination) layoutTags() []string {
+	if !d.push {
+		return d.names
+	}
+	var out []string
+	for _, t := range d.tagRefs {
+		out = append(out, t.TagStr())
+	}
+	return out
+}
+
+// reference is where an image of res ends up, for the report.
+func (d *destination) reference(img release.Image) string {
+	switch {
+	case !d.push && d.configFree:
+		return d.output.String()
+	case !d.push:
+		return d.output.String() + " (" + img.Name + ")"
+	case d.configFree:
+		return d.tagRefs[0].Context().String()
+	}
+	return strings.TrimSuffix(d.prefix, "/") + "/" + img.Name
+}
+
+// indexTags are the tags that point at img's index, as full references
+// when pushing.
+func (d *destination) indexTags(img release.Image) []string {
+	out := []string{}
+	switch {
+	case d.push && d.configFree:
+		for _, t := range d.tagRefs {
+			out = append(out, t.String())
+		}
+	case d.push:
+		for _, t := range img.Tags {
+			out = append(out, d.reference(img)+":"+t)
+		}
+	default:
+		out = append(out, img.Tags...)
+	}
+	return out
+}
+
+// images converts a build result into what publish takes.
+func (d *destination) images(res *release.Result) []publish.Image {
+	var out []publish.Image
+	for _, img := range res.Images {
+		p := publish.Image{Index: img.Index}
+		for _, pl := range img.Platforms {
+			for _, t := range pl.Tags {
+				p.PlatformTags = append(p.PlatformTags, publish.PlatformTag{Manifest: pl.Digest, Tag: t})
+			}
+		}
+		switch {
+		case !d.push:
+			p.Tags = img.Tags
+			if !d.configFree {
+				p.Name = img.Name
+			}
+			out = append(out, p)
+		case d.configFree:
+			// One publish.Image per repository named by --tag.
+			byRepo := map[string]int{}
+			for _, t := range d.tagRefs {
+				repo := t.Context().String()
+				i, ok := byRepo[repo]
+				if !ok {
+					i = len(out)
+					byRepo[repo] = i
+					q := p
+					q.Repository, q.Tags = repo, nil
+					out = append(out, q)
+				}
+				out[i].Tags = append(out[i].Tags, t.TagStr())
+			}
+		default:
+			p.Repository = strings.TrimSuffix(d.prefix, "/") + "/" + img.Name
+			p.Tags = img.Tags
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (d *destination) publish(ctx context.Context, res *release.Result, opts imageref.Options, epoch time.Time, tmp string, log *slog.Logger) error {
+	images := d.images(res)
+	switch {
+	case d.push:
+		_, err := publish.ToRegistry(ctx, images, publish.RegistryOptions{
+			Remote: opts.RemoteOptions(ctx),
+			NameOptions: func(repo string) []name.Option {
+				host, _, _ := strings.Cut(repo, "/")
+				if imageref.IsInsecure(host, d.insecure) {
+					return []name.Option{name.Insecure}
+				}
+				return nil
+			},
+			Logger: log,
+		})
+		return err
+	case d.output.Transport == imageref.Archive:
+		if err := publish.ToArchive(ctx, d.output.Path, tmp, epoch, images); err != nil {
+			return err
+		}
+	default:
+		if err := publish.ToLayout(ctx, d.output.Path, images); err != nil {
+			return err
+		}
+	}
+	log.Info("written", "output", d.output.String())
+	return nil
+}
+

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/verify"
+)
+
+type verifyFlags struct {
+	platforms string
+	contract  string
+	allFiles  bool
+	run       bool
+	nodes     string
+	format    string
+	insecure  []string
+	jobs      int
+}
+
+func newVerifyCmd(env Env) *cobra.Command {
+	f := &verifyFlags{}
+	cmd := &cobra.Command{
+		Use:   "verify REF",
+		Short: "Check an image: platforms, each binary's architecture, the GitLab image contract",
+		Long: `Check a published image (registry reference, oci:DIR[:TAG] or oci-archive:FILE[:TAG]):
+every expected platform is in the index, every ELF executable the image added matches
+its platform, the config agrees with the index, and optionally the GitLab Runner image
+contract (--contract helper|runner), an emulated run (--run) and a cluster's nodes (--nodes).
+Exit 0 when every check passed, 1 when one failed, 2 for usage errors.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("verify takes one image reference, got %d", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runVerify(cmd, env, f, args[0])
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.platforms, "platforms", "", "platforms the index must hold exactly, e.g. linux/amd64,linux/arm64,linux/arm/v7")
+	fl.StringVar(&f.contract, "contract", "", "check the GitLab Runner image contract: helper or runner")
+	fl.BoolVar(&f.allFiles, "all-files", false, "check every ELF executable of the image, not only those its own layers added")
+	fl.BoolVar(&f.run, "run", false, "run each binary's --version (and sh -c true) under qemu-user")
+	fl.StringVar(&f.nodes, "nodes", "", "`kubectl get nodes -o json` output: report nodes with no image in the index")
+	fl.StringVar(&f.format, "format", "table", "output format: table or json")
+	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
+	fl.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "platforms checked at once")
+	return cmd
+}
+
+func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
+	ctx := cmd.Context()
+	if f.format != "table" && f.format != "json" {
+		return usagef("--format %q: want table or json", f.format)
+	}
+	if f.contract != "" && f.contract != verify.ContractHelper && f.contract != verify.ContractRunner {
+		return usagef("--contract %q: want helper or runner", f.contract)
+	}
+	if f.jobs <= 0 {
+		return usagef("--jobs must be at least 1, got %d", f.jobs)
+	}
+	platforms, all, err := parsePlatforms(f.platforms)
+	if err != nil {
+		return err
+	}
+	if all {
+		return usagef(`--platforms all means nothing to verify; list the platforms the index must hold`)
+	}
+	ref, err := imageref.Parse(arg, f.insecure)
+	if err != nil {
+		return usageError{err}
+	}
+	if ref.Transport == imageref.Scratch {
+		return usagef("there is nothing to verify in scratch")
+	}
+	opts := verify.Options{Platforms: platforms, Contract: f.contract, AllFiles: f.allFiles, Run: f.run, Jobs: f.jobs}
+	if f.nodes != "" {
+		file, err := os.Open(f.nodes)
+		if err != nil {
+			return usageError{fmt.Errorf("--nodes: %w", err)}
+		}
+		opts.Nodes, err = verify.ParseNodes(file)
+		file.Close()
+		if err != nil {
+			return usageError{fmt.Errorf("--nodes %s: %w", f.nodes, err)}
+		}
+	}
+	tmp, err := os.MkdirTemp("", "helperbuild-verify-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	opts.TempDir = tmp
+
+	a, err := imageref.Read(ctx, ref, imageref.Options{Keychain: keychain(env), Insecure: f.insecure, TempDir: tmp})
+	if err != nil {
+		return err
+	}
+	var rep *verify.Report
+	if a.Index != nil {
+		rep, err = verify.Index(ctx, a.Index, opts)
+	} else {
+		rep, err = verify.Image(ctx, a.Image, opts)
+	}
+	if err != nil {
+		return fmt.Errorf("verify %s: %w", arg, err)
+	}
+	out := cmd.OutOrStdout()
+	if f.format == "json" {
+		err = verify.WriteJSON(out, map[string]*verify.Report{arg: rep})
+	} else {
+		err = verify.WriteTable(out, arg, rep)
+	}
+	if err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return fmt.Errorf("%s failed verification (see the report above)", arg)
+	}
+	return nil
+}

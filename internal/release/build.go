@@ -1,0 +1,142 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/helperbuild/helperbuild/internal/crossbuild"
+	"github.com/helperbuild/helperbuild/internal/elfcheck"
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/recipe"
+)
+
+// Image is one built multi-arch image, ready to publish.
+type Image struct {
+	Name         string
+	Index        v1.ImageIndex
+	Digest       v1.Hash
+	Platforms    []Platform
+	Tags         []string
+	Contract     string
+	BaseName     string
+}
+
+// Platform is one platform's manifest of an Image.
+type Platform struct {
+	Platform v1.Platform
+	Digest   v1.Hash
+	Size     int64
+	Tags     []string
+}
+
+// Result is what Build produced.
+type Result struct {
+	Images []Image
+}
+
+// Build runs the whole build for plan and returns the verified images.
+func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	log := opts.Logger
+	b := newBases(opts.Images)
+	units, err := planUnits(ctx, plan, b, opts)
+	if err != nil {
+		return nil, err
+	}
+
+	// Every platform any image needs, in first-seen order; every binary is
+	// built for each of them.
+	var all []v1.Platform
+	for _, us := range units {
+		for _, u := range us {
+			if platform.Index(all, u.platform) < 0 {
+				all = append(all, u.platform)
+			}
+		}
+	}
+	binDir := filepath.Join(opts.TempDir, "binaries")
+	blobDir := filepath.Join(opts.TempDir, "blobs")
+	for _, d := range []string{binDir, blobDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	var targets []crossbuild.Target
+	for _, bin := range plan.Binaries {
+		for _, p := range all {
+			out, ok := bin.Outputs[platform.Format(p)]
+			if !ok {
+				return nil, fmt.Errorf("binary %s: no output name for %s", bin.Main, platform.Format(p))
+			}
+			targets = append(targets, crossbuild.Target{Platform: p, Main: bin.Main, Output: filepath.Join(binDir, out)})
+		}
+	}
+	start := time.Now()
+	err = crossbuild.Build(ctx, targets, crossbuild.Options{
+		Dir:     plan.Dir,
+		Go:      opts.Go,
+		Env:     append(append([]string{}, opts.Env...), plan.Env...),
+		Flags:   plan.Flags,
+		Ldflags: plan.Ldflags,
+		Jobs:    opts.Jobs,
+		Logger:  log,
+		After: func(ctx context.Context, i int) error {
+			// The binary must be for its platform before it goes into a layer.
+			t := targets[i]
+			if err := elfcheck.CheckFile(t.Output, t.Platform); err != nil {
+				return fmt.Errorf("binary %s for %s: %w", t.Main, platform.Format(t.Platform), err)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	log.Info("compiled", "binaries", len(targets), "duration", time.Since(start).Round(time.Millisecond))
+
+	res := &Result{Images: make([]Image, len(plan.Images))}
+	for i, im := range plan.Images {
+		built, err := assembleImage(ctx, plan, i, units[i], b, binDir, blobDir, opts)
+		if err != nil {
+			return nil, fmt.Errorf("image %s: %w", im.Name, err)
+		}
+		res.Images[i] = *built
+	}
+	for _, img := range res.Images {
+		if err := verifyImage(ctx, img, opts); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// assembleImage writes the layers and manifests of one image, platforms in
+// parallel, and its index.
+func assembleImage(ctx context.Context, plan *recipe.Plan, i int, units []unit, b *bases, binDir, blobDir string, opts Options) (*Image, error) {
+	im := plan.Images[i]
+	images := make([]v1.Image, len(units))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(opts.Jobs)
+	for j, u := range units {
+		g.Go(func() error {
+			img, err := assembleUnit(gctx, plan, u, b, binDir, blobDir, opts)
+			if err != nil {
+				return fmt.Errorf("%s: %w", platform.Format(u.platform), err)
+			}
+			images[j] = img
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return indexImage(im, units, images, b, opts)
+}

@@ -1,0 +1,12 @@
+// Package release wires helperbuild's stages into one build: it takes a
+// recipe.Plan (images x platforms), resolves every base image once and pins
+// it by digest, fails before compiling when a base lacks a platform,
+// cross-compiles every binary, checks each binary's ELF header against its
+// platform, writes one deterministic layer per COPY/ADD, assembles one OCI
+// image per platform and one OCI index per image, and verifies the result
+// (coverage, architecture and, when the recipe names one, the GitLab image
+// contract) before anything is published.
+//
+// The stage packages do not import each other; this package is the only
+// place that knows their order.
+package release

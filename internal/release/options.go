@@ -1,0 +1,52 @@
+package release
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/manifest"
+)
+
+// Options configures Build. The caller (the command) gathers every value
+// from flags and the environment; nothing here reads the environment.
+type Options struct {
+	// Env is the environment `go build` starts from (os.Environ()).
+	Env []string
+	// Go is the go command; default "go".
+	Go string
+	// Jobs bounds parallel compiles and layer writes; must be > 0.
+	Jobs int
+	// Meta is the release metadata; Meta.Created is the epoch.
+	Meta manifest.Meta
+	// Images says how to reach registries and holds the credentials.
+	Images imageref.Options
+	// TempDir holds binaries and layer blobs for the run; the caller removes it.
+	TempDir string
+	// BuildPlatform is the host, for BUILDPLATFORM and friends.
+	BuildPlatform v1.Platform
+	// Logger receives progress; nil discards it.
+	Logger *slog.Logger
+}
+
+func (o *Options) check() error {
+	if o.Jobs <= 0 {
+		return fmt.Errorf("jobs must be at least 1, got %d", o.Jobs)
+	}
+	if o.TempDir == "" {
+		return fmt.Errorf("no temporary directory")
+	}
+	if o.Go == "" {
+		o.Go = "go"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.BuildPlatform.OS == "" {
+		o.BuildPlatform = v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package release
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/dockerfile"
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/recipe"
+)
+
+// unit is one image for one platform: the smallest thing Build assembles.
+type unit struct {
+	image    int
+	platform v1.Platform
+	stage    *dockerfile.Stage
+	baseRef  string // as written (after ARG expansion or override)
+	base     v1.Image
+	baseDig  v1.Hash // the platform's base manifest digest
+}
+
+// planUnits parses every Dockerfile, resolves every base once and returns
+// the units in image order, then platform order. Every requested platform
+// is checked against its base here, before anything is compiled.
+func planUnits(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) ([][]unit, error) {
+	files := make([]*dockerfile.File, len(plan.Images))
+	for i, im := range plan.Images {
+		data := im.DockerfileData
+		if data == nil {
+			var err error
+			if data, err = os.ReadFile(im.Dockerfile); err != nil {
+				return nil, fmt.Errorf("image %s: %w", im.Name, err)
+			}
+		}
+		name := im.DockerfileName
+		if name == "" {
+			name = im.Dockerfile
+		}
+		f, err := dockerfile.Parse(name, bytes.NewReader(data))
+		if err != nil {
+			return nil, err
+		}
+		files[i] = f
+	}
+
+	// Images without platforms take every platform their base offers.
+	platforms := make([][]v1.Platform, len(plan.Images))
+	for i, im := range plan.Images {
+		platforms[i] = im.Platforms
+		if len(platforms[i]) > 0 {
+			continue
+		}
+		st, err := files[i].Resolve(dockerfile.Target{Platform: opts.BuildPlatform, BuildPlatform: opts.BuildPlatform, Args: im.Args})
+		if err != nil {
+			return nil, err
+		}
+		if st.Base == "scratch" {
+			return nil, fmt.Errorf("image %s: a scratch base offers no platforms; give --platforms, e.g. --platforms linux/amd64,linux/arm64", im.Name)
+		}
+		if err := b.resolve(ctx, []string{st.Base}, opts.Jobs); err != nil {
+			return nil, err
+		}
+		if platforms[i], err = buildablePlatforms(b.get(st.Base)); err != nil {
+			return nil, fmt.Errorf("image %s: %w", im.Name, err)
+		}
+	}
+
+	units := make([][]unit, len(plan.Images))
+	var refs []string
+	for i, im := range plan.Images {
+		for _, p := range platforms[i] {
+			st, err := files[i].Resolve(dockerfile.Target{Platform: p, BuildPlatform: opts.BuildPlatform, Args: im.Args})
+			if err != nil {
+				return nil, err
+			}
+			ref := st.Base
+			if o, ok := im.Base[platform.Format(p)]; ok {
+				ref = o
+			}
+			units[i] = append(units[i], unit{image: i, platform: p, stage: st, baseRef: ref})
+			if ref != "scratch" {
+				refs = append(refs, ref)
+			}
+		}
+	}
+	if err := b.resolve(ctx, refs, opts.Jobs); err != nil {
+		return nil, err
+	}
+	for i := range units {
+		for j := range units[i] {
+			u := &units[i][j]
+			if u.baseRef == "scratch" {
+				continue
+			}
+			img, dig, err := b.get(u.baseRef).ImageFor(u.platform)
+			if err != nil {
+				return nil, fmt.Errorf("image %s: %w", plan.Images[i].Name, err)
+			}
+			u.base, u.baseDig = img, dig
+		}
+	}
+	return units, nil
+}
+
+// pinnedName is how a base appears in annotations: the reference as written.
+func pinnedName(a *imageref.Artifact) string {
+	if a == nil {
+		return ""
+	}
+	return a.Ref.String()
+}

@@ -1,0 +1,204 @@
+package release
+
+import (
+	"context"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/validate"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/elfcheck"
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/manifest"
+	"github.com/helperbuild/helperbuild/internal/platform"
+)
+
+var epoch = time.Unix(1700000000, 0).UTC()
+
+// module writes a tiny main package and returns the module root.
+func module(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/hello\n\ngo 1.22\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "cmd", "hello"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmd", "hello", "main.go"), []byte(`package main
+
+import ("fmt"; "runtime")
+
+var version = "dev"
+
+func main() { fmt.Println(version, runtime.GOOS+"/"+runtime.GOARCH) }
+`), 0o644))
+	return dir
+}
+
+func options(t *testing.T) Options {
+	return Options{
+		Env:     os.Environ(),
+		Jobs:    2,
+		Meta:    manifest.Meta{Created: epoch, Revision: "abc", Version: "v1.2.3"},
+		TempDir: t.TempDir(),
+	}
+}
+
+func platforms(t *testing.T, s string) []v1.Platform {
+	ps, err := platform.ParseList(s)
+	require.NoError(t, err)
+	return ps
+}
+
+// busyboxLike is a multi-arch base in an in-process registry.
+func busyboxLike(t *testing.T, archs ...string) (host, ref string) {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host = strings.TrimPrefix(srv.URL, "http://")
+	var idx v1.ImageIndex = empty.Index
+	for _, a := range archs {
+		p, err := platform.Parse(a)
+		require.NoError(t, err)
+		img, err := random.Image(128, 1)
+		require.NoError(t, err)
+		cf, err := img.ConfigFile()
+		require.NoError(t, err)
+		cf = cf.DeepCopy()
+		cf.OS, cf.Architecture, cf.Variant = p.OS, p.Architecture, p.Variant
+		cf.Config.Env = []string{"PATH=/usr/bin:/bin"}
+		cf.Config.Cmd = []string{"sh"}
+		img, err = mutate.ConfigFile(img, cf)
+		require.NoError(t, err)
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &p}})
+	}
+	ref = host + "/base/busybox:1"
+	r, err := name.ParseReference(ref)
+	require.NoError(t, err)
+	require.NoError(t, remote.WriteIndex(r, idx))
+	return host, ref
+}
+
+func TestBuildOnRegistryBase(t *testing.T) {
+	_, base := busyboxLike(t, "linux/amd64", "linux/arm64", "linux/arm/v7", "linux/s390x")
+	dir := module(t)
+	plan, err := PackagePlan(Package{Dir: dir, Main: "./cmd/hello", Base: base,
+		Platforms: platforms(t, "linux/arm64,linux/amd64,linux/arm/v7"), Ldflags: "-X main.version=v1.2.3", Tags: []string{"v1.2.3"}})
+	require.NoError(t, err)
+	res, err := Build(context.Background(), plan, options(t))
+	require.NoError(t, err)
+	require.Len(t, res.Images, 1)
+	img := res.Images[0]
+	require.NoError(t, validate.Index(img.Index))
+
+	im, err := img.Index.IndexManifest()
+	require.NoError(t, err)
+	require.Len(t, im.Manifests, 3)
+	assert.Equal(t, "linux/arm64,linux/amd64,linux/arm/v7", platform.FormatList([]v1.Platform{*im.Manifests[0].Platform, *im.Manifests[1].Platform, *im.Manifests[2].Platform}), "input order is kept")
+	assert.Equal(t, "v7", im.Manifests[2].Platform.Variant)
+	assert.Equal(t, base, im.Annotations[manifest.AnnotationBaseName])
+
+	for _, d := range im.Manifests {
+		child, err := img.Index.Image(d.Digest)
+		require.NoError(t, err)
+		cf, err := child.ConfigFile()
+		require.NoError(t, err)
+		assert.Equal(t, []string{"sh"}, cf.Config.Cmd, "base config kept")
+		assert.Empty(t, cf.Config.Entrypoint)
+		layers, err := child.Layers()
+		require.NoError(t, err)
+		require.Len(t, layers, 2, "base layer + the binary")
+		m, err := child.Manifest()
+		require.NoError(t, err)
+		assert.NotEmpty(t, m.Annotations[manifest.AnnotationBaseDigest])
+		assert.NotEqual(t, im.Annotations[manifest.AnnotationBaseDigest], m.Annotations[manifest.AnnotationBaseDigest], "each manifest names its own platform's base")
+	}
+
+	// The binary in each layer is for its platform.
+	for _, p := range img.Platforms {
+		child, err := img.Index.Image(p.Digest)
+		require.NoError(t, err)
+		layers, _ := child.Layers()
+		path := extract(t, layers[1], "usr/bin/hello")
+		require.NoError(t, elfcheck.CheckFile(path, p.Platform))
+	}
+}
+
+func TestBaseMissingPlatformFailsBeforeCompiling(t *testing.T) {
+	_, base := busyboxLike(t, "linux/amd64", "linux/arm64")
+	dir := module(t)
+	marker := filepath.Join(t.TempDir(), "go-was-run")
+	fakeGo := filepath.Join(t.TempDir(), "go")
+	require.NoError(t, os.WriteFile(fakeGo, []byte("#!/bin/sh\ntouch "+marker+"\nexit 1\n"), 0o755))
+	plan, err := PackagePlan(Package{Dir: dir, Main: "./cmd/hello", Base: base, Platforms: platforms(t, "linux/amd64,linux/s390x")})
+	require.NoError(t, err)
+	opts := options(t)
+	opts.Go = fakeGo
+	_, err = Build(context.Background(), plan, opts)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "has no linux/s390x (it offers: linux/amd64,linux/arm64)")
+	assert.NoFileExists(t, marker, "nothing may be compiled when a base lacks a platform")
+}
+
+func TestAllPlatformsOfTheBase(t *testing.T) {
+	_, base := busyboxLike(t, "linux/amd64", "linux/arm64")
+	plan, err := PackagePlan(Package{Dir: module(t), Main: "./cmd/hello", Base: base})
+	require.NoError(t, err)
+	res, err := Build(context.Background(), plan, options(t))
+	require.NoError(t, err)
+	assert.Len(t, res.Images[0].Platforms, 2)
+
+	plan, err = PackagePlan(Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch"})
+	require.NoError(t, err)
+	_, err = Build(context.Background(), plan, options(t))
+	assert.ErrorContains(t, err, "give --platforms")
+}
+
+func TestScratchEntrypointAndReproducible(t *testing.T) {
+	build := func() v1.Hash {
+		plan, err := PackagePlan(Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/riscv64"), Flags: []string{"-trimpath"}})
+		require.NoError(t, err)
+		res, err := Build(context.Background(), plan, options(t))
+		require.NoError(t, err)
+		child, err := res.Images[0].Index.Image(res.Images[0].Platforms[0].Digest)
+		require.NoError(t, err)
+		cf, err := child.ConfigFile()
+		require.NoError(t, err)
+		assert.Equal(t, []string{"/usr/bin/hello"}, cf.Config.Entrypoint)
+		assert.Equal(t, epoch, cf.Created.Time)
+		return res.Images[0].Digest
+	}
+	// Two different module directories, same source, same epoch.
+	assert.Equal(t, build(), build())
+}
+
+func TestCompileErrorNamesPlatform(t *testing.T) {
+	dir := module(t)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmd", "hello", "broken_s390x.go"), []byte("package main\n\nfunc broken() { undefinedThing() }\n"), 0o644))
+	plan, err := PackagePlan(Package{Dir: dir, Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/s390x")})
+	require.NoError(t, err)
+	_, err = Build(context.Background(), plan, options(t))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "linux/s390x")
+	assert.Contains(t, err.Error(), "undefinedThing")
+}
+
+func TestReadBaseOnce(t *testing.T) {
+	// A layout base read through imageref.Read: layout entries named by tag.
+	a, err := imageref.Parse("oci:/nonexistent", nil)
+	require.NoError(t, err)
+	_, err = imageref.Read(context.Background(), a, imageref.Options{})
+	assert.ErrorContains(t, err, "not an OCI layout")
+}
