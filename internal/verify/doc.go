@@ -1,0 +1,47 @@
+// Package verify checks a published multi-arch image the way a cluster will
+// use it, and reports every finding as one line that says why it matters.
+//
+// Index and Image read an image through go-containerregistry (a registry, an
+// OCI layout, anything that is a v1.ImageIndex or v1.Image) and run, per
+// platform:
+//
+//   - coverage: each expected platform is listed exactly once (an arm entry
+//     without a variant does not stand for linux/arm/v7); missing and extra
+//     platforms, entries that are not OCI or Docker image manifests and
+//     single images where an index was expected are index-level problems.
+//     Attestation manifests (unknown/unknown) are skipped.
+//   - config: the image config's os/architecture/variant equals the index
+//     entry's platform.
+//   - arch: every executable regular file starting with the ELF magic in the
+//     image's own layers (those whose history entry carries BuildKit's
+//     "buildkit.dockerfile.v0" comment; all layers when the history does not
+//     map onto them), or with Options.AllFiles in the flattened filesystem,
+//     matches the platform (internal/elfcheck); Go binaries also by their
+//     build info, and CGO_ENABLED=1 is a warning.
+//   - contract: the files, scripts, config and user GitLab Runner and its
+//     Helm chart expect (docs/gitlab-image-contract.md), "helper" or
+//     "runner", on the filesystem a runtime would present.
+//   - run: with Options.Run, each program of the own layers with --version
+//     and /bin/sh -c true, under qemu-user (natively for amd64 on amd64);
+//     an "OS/Arch:" line must name the platform.
+//
+// Options.Nodes (ParseNodes) adds a problem for every node whose platform
+// has no image in the index.
+//
+// Layers are streamed, never held in memory. The flattened filesystem is a
+// metadata tree built by applying layers in order with overlayfs semantics:
+// ".wh.NAME" deletes NAME from lower layers, ".wh..wh..opq" hides a
+// directory's lower contents, a non-directory replaces a directory, a
+// directory replaces a non-directory parent, hardlinks share their target's
+// contents; symlinks, relative and absolute, resolve inside the image's root
+// (at most 40). Contents are read back from the layers only for the few
+// files a check needs; ELF files are spooled one at a time to a temporary
+// file (Options.TempDir or os.TempDir) and removed right after. Each check
+// streams the layers it needs again, so callers verifying a remote image more
+// than once should wrap it in a cache (pkg/v1/cache). Run is the only check
+// that writes the filesystem to disk: TempDir/<n> per platform, through an
+// os.Root so nothing lands outside it; the caller removes TempDir.
+//
+// Failures to read the image are errors; findings are never errors.
+// WriteTable and WriteJSON print reports.
+package verify

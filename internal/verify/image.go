@@ -1,0 +1,194 @@
+package verify
+
+import (
+	"archive/tar"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/platform"
+)
+
+// verifyImage runs the per-platform checks on one image. desc is the platform
+// the index lists it under, nil for a single image (no config comparison). n
+// numbers the platform for its rootfs directory under TempDir.
+func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, opts Options) ([]Check, error) {
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	p := configPlatform(cfg)
+	var checks []Check
+	if desc != nil {
+		checks = append(checks, configCheck(p, *desc))
+		p = *desc
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, fmt.Errorf("layers: %w", err)
+	}
+	own, matched := ownLayers(cfg, len(layers))
+
+	var t *tree
+	if opts.Contract != ContractNone || opts.AllFiles || opts.Run {
+		t = newTree()
+	}
+	arch := &archCheck{platform: p, f: findings{name: CheckArch}}
+	scanELF := own
+	if opts.AllFiles {
+		scanELF = make([]bool, len(layers))
+	}
+	err = scan(ctx, layers, t, scanELF, opts.TempDir, func(path string, src source, _ *tar.Header, f *os.File) error {
+		arch.check(path, src, f)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if opts.AllFiles {
+		if err := checkAllFiles(ctx, layers, t, arch, opts.TempDir); err != nil {
+			return nil, err
+		}
+	}
+	checks = append(checks, arch.f.done(arch.summary(archScope(opts.AllFiles, matched, own)))...)
+	if !matched && !opts.AllFiles {
+		checks = append(checks, Check{Name: CheckArch, OK: true, Warning: true,
+			Reason: "the history does not say which layers are the image's own (no " + ownComment + " entries matching the layers); checked all of them"})
+	}
+
+	if opts.Contract != ContractNone {
+		s := helperSpec()
+		if opts.Contract == ContractRunner {
+			s = runnerSpec()
+		}
+		cc, err := checkContract(ctx, s, t, cfg, layers, opts.TempDir)
+		if err != nil {
+			return nil, fmt.Errorf("contract: %w", err)
+		}
+		checks = append(checks, cc...)
+	}
+	if opts.Run {
+		rc, err := runPrograms(ctx, layers, t, cfg, p, ownELFs(t, arch.files, own), filepath.Join(opts.TempDir, strconv.Itoa(n)), opts)
+		if err != nil {
+			return nil, fmt.Errorf("run: %w", err)
+		}
+		checks = append(checks, rc...)
+	}
+	return checks, nil
+}
+
+func archScope(all, matched bool, own []bool) string {
+	switch {
+	case all:
+		return "the flattened filesystem"
+	case matched:
+		var idx []string
+		for i, o := range own {
+			if o {
+				idx = append(idx, strconv.Itoa(i+1))
+			}
+		}
+		return fmt.Sprintf("the image's own layers (%s of %d)", strings.Join(idx, ","), len(own))
+	default:
+		return fmt.Sprintf("all %d layers", len(own))
+	}
+}
+
+// checkAllFiles checks every executable regular file of the flattened tree
+// that is an ELF file; hardlinked names are checked once, under the first.
+func checkAllFiles(ctx context.Context, layers []v1.Layer, t *tree, arch *archCheck, tmpDir string) error {
+	names := map[source]string{}
+	want := map[source]bool{}
+	_ = t.walk(func(p string, n *inode) error {
+		if n.isReg() && n.mode&0o111 != 0 && !want[n.src] {
+			want[n.src], names[n.src] = true, p
+		}
+		return nil
+	})
+	return readSources(ctx, layers, want, func(src source, r io.Reader) error {
+		return spoolELF(r, tmpDir, func(f *os.File) error {
+			arch.check(names[src], src, f)
+			return nil
+		})
+	})
+}
+
+// ownELFs are the runnable ELF files of own layers still present, unchanged,
+// in the flattened tree.
+func ownELFs(t *tree, files []elfFile, own []bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range files {
+		if !f.runnable || !own[f.src.layer] || seen[f.path] {
+			continue
+		}
+		if n, err := t.lookup(f.path); err == nil && n.isReg() && n.src == f.src {
+			seen[f.path] = true
+			out = append(out, f.path)
+		}
+	}
+	return out
+}
+
+// runPrograms unpacks the tree into dir and runs each program with
+// --version, then /bin/sh -c true when the image has a /bin/sh.
+func runPrograms(ctx context.Context, layers []v1.Layer, t *tree, cfg *v1.ConfigFile, p v1.Platform, programs []string, dir string, opts Options) ([]Check, error) {
+	r, ok := newRunCheck(p, dir, t, cfg, opts)
+	if !ok {
+		return r.f.done(""), nil
+	}
+	if err := unpack(ctx, layers, t, dir); err != nil {
+		return nil, err
+	}
+	for _, prog := range programs {
+		r.program(ctx, prog, []string{"--version"}, true)
+	}
+	noSh := ""
+	if _, _, err := t.resolve("/bin/sh", true); err == nil {
+		r.program(ctx, "/bin/sh", []string{"-c", "true"}, false)
+	} else {
+		noSh = "; no /bin/sh"
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	how := "under " + filepath.Base(r.qemu)
+	if r.qemu == "" {
+		how = "natively"
+	}
+	summary := "nothing to run" + noSh
+	if len(r.ran) > 0 {
+		summary = "ran " + how + ": " + strings.Join(r.ran, "; ") + noSh
+	}
+	return r.f.done(summary), nil
+}
+
+func configPlatform(cfg *v1.ConfigFile) v1.Platform {
+	return v1.Platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant}
+}
+
+// samePlatform is platform.Equal, except that arm without a variant differs
+// from arm with one: clients treat a missing variant as "any arm".
+func samePlatform(a, b v1.Platform) bool {
+	if a.Architecture == "arm" && b.Architecture == "arm" && (a.Variant == "") != (b.Variant == "") {
+		return false
+	}
+	return platform.Equal(a, b)
+}
+
+// configCheck compares the image config's platform with the index entry's.
+func configCheck(cfg, desc v1.Platform) Check {
+	switch {
+	case cfg.OS == "" || cfg.Architecture == "":
+		return Check{Name: CheckConfig, Reason: "config has no os/architecture but the index lists it as " + platform.Format(desc)}
+	case !samePlatform(cfg, desc):
+		return Check{Name: CheckConfig, Reason: "config says " + platform.Format(cfg) + " but the index lists it as " + platform.Format(desc)}
+	}
+	return Check{Name: CheckConfig, OK: true, Reason: "config says " + platform.Format(cfg)}
+}

@@ -1,0 +1,204 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/helperbuild/helperbuild/internal/platform"
+)
+
+// entry is one image of an index.
+type entry struct {
+	desc     v1.Descriptor
+	platform v1.Platform // as listed, not normalised
+}
+
+// Index verifies a multi-arch image index. The error is only for failures to
+// read it (registry, layout, corrupt blobs); everything the checks find goes
+// into the report.
+func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Report, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		return nil, fmt.Errorf("index digest: %w", err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, fmt.Errorf("index %s: %w", d, err)
+	}
+	r := &Report{Digest: d.String(), Problems: []string{}}
+	var entries []entry
+	for _, desc := range im.Manifests {
+		switch {
+		case isAttestation(desc):
+			continue
+		case desc.Platform == nil:
+			r.Problems = append(r.Problems, fmt.Sprintf("entry %s has no platform: clients cannot pick it", desc.Digest))
+		case desc.MediaType != types.OCIManifestSchema1 && desc.MediaType != types.DockerManifestSchema2:
+			r.Problems = append(r.Problems, fmt.Sprintf("entry %s (%s) is %s, not an OCI or Docker image manifest", desc.Digest, platform.Format(*desc.Platform), mediaTypeName(desc.MediaType)))
+		default:
+			entries = append(entries, entry{desc: desc, platform: *desc.Platform})
+		}
+	}
+	if len(entries) == 0 {
+		r.Problems = append(r.Problems, "index lists no image manifests")
+	}
+	coverage := checkCoverage(entries, opts.Platforms, &r.Problems)
+	listed := make([]v1.Platform, len(entries))
+	for i, e := range entries {
+		listed[i] = e.platform
+	}
+	r.Problems = append(r.Problems, nodesWithoutImage(opts.Nodes, listed, "has no image in this index")...)
+
+	r.Platforms = make([]PlatformReport, len(entries))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(opts.Jobs)
+	for i, e := range entries {
+		g.Go(func() error {
+			img, err := idx.Image(e.desc.Digest)
+			if err != nil {
+				return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
+			}
+			checks, err := verifyImage(gctx, img, &e.platform, i, opts)
+			if err != nil {
+				return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
+			}
+			r.Platforms[i] = PlatformReport{
+				Platform: platform.Format(e.platform),
+				Digest:   e.desc.Digest.String(),
+				Checks:   append(coverage[i], checks...),
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Image verifies a single image. When anything but exactly one platform is
+// expected, a single image is itself a problem: a multi-arch index was
+// expected. The image is checked against the platform its config names.
+func Image(ctx context.Context, img v1.Image, opts Options) (*Report, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return nil, fmt.Errorf("image digest: %w", err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("image %s: config: %w", d, err)
+	}
+	p := configPlatform(cfg)
+	r := &Report{Digest: d.String(), Problems: []string{}}
+	var checks []Check
+	switch {
+	case len(opts.Platforms) != 1:
+		r.Problems = append(r.Problems, "single image where a multi-arch index was expected")
+	case samePlatform(p, opts.Platforms[0]):
+		checks = append(checks, Check{Name: CheckCoverage, OK: true, Reason: platform.Format(p) + " as expected"})
+	default:
+		checks = append(checks, Check{Name: CheckCoverage, Reason: "image is " + platform.Format(p) + ", expected " + platform.Format(opts.Platforms[0])})
+	}
+	r.Problems = append(r.Problems, nodesWithoutImage(opts.Nodes, []v1.Platform{p}, "cannot run this "+platform.Format(p)+" image")...)
+	more, err := verifyImage(ctx, img, nil, 0, opts)
+	if err != nil {
+		return nil, fmt.Errorf("image %s (%s): %w", d, platform.Format(p), err)
+	}
+	r.Platforms = []PlatformReport{{Platform: platform.Format(p), Digest: d.String(), Checks: append(checks, more...)}}
+	return r, nil
+}
+
+// isAttestation reports whether desc is a BuildKit attestation manifest
+// (platform unknown/unknown), which no runtime pulls.
+func isAttestation(desc v1.Descriptor) bool {
+	if desc.Annotations["vnd.docker.reference.type"] == "attestation-manifest" {
+		return true
+	}
+	return desc.Platform != nil && desc.Platform.OS == "unknown" && desc.Platform.Architecture == "unknown"
+}
+
+func mediaTypeName(mt types.MediaType) string {
+	switch {
+	case mt == "":
+		return "without a media type"
+	case mt.IsIndex():
+		return "an image index (" + string(mt) + ")"
+	default:
+		return string(mt)
+	}
+}
+
+// checkCoverage compares the listed platforms with the expected ones. It
+// appends index-level problems and returns each entry's coverage check (none
+// when nothing is expected).
+func checkCoverage(entries []entry, expected []v1.Platform, problems *[]string) [][]Check {
+	out := make([][]Check, len(entries))
+	if expected == nil {
+		return out
+	}
+	accounted := make([]bool, len(expected))
+	seen := map[string]bool{}
+	for i, e := range entries {
+		name := platform.Format(e.platform)
+		if e.platform.Architecture != "arm" || e.platform.Variant != "" {
+			name = platform.Format(platform.Normalize(e.platform))
+		}
+		if seen[name] {
+			*problems = append(*problems, name+" is listed more than once: runtimes pull only the first")
+			out[i] = []Check{{Name: CheckCoverage, Reason: name + " is listed more than once"}}
+			continue
+		}
+		seen[name] = true
+		j := exactIndex(expected, e.platform)
+		switch {
+		case j >= 0:
+			accounted[j] = true
+			out[i] = []Check{{Name: CheckCoverage, OK: true, Reason: name + " as expected"}}
+		case e.platform.Architecture == "arm" && e.platform.Variant == "" && armExpected(expected, accounted) >= 0:
+			j := armExpected(expected, accounted)
+			accounted[j] = true
+			reason := name + " entry has no variant; expected " + platform.Format(expected[j])
+			*problems = append(*problems, reason)
+			out[i] = []Check{{Name: CheckCoverage, Reason: reason}}
+		default:
+			*problems = append(*problems, name+" is in the index but was not expected")
+			out[i] = []Check{{Name: CheckCoverage, Reason: name + " was not expected"}}
+		}
+	}
+	for j, p := range expected {
+		if !accounted[j] {
+			*problems = append(*problems, platform.Format(platform.Normalize(p))+" missing from the index")
+		}
+	}
+	return out
+}
+
+func exactIndex(expected []v1.Platform, p v1.Platform) int {
+	for j, e := range expected {
+		if samePlatform(e, p) {
+			return j
+		}
+	}
+	return -1
+}
+
+func armExpected(expected []v1.Platform, accounted []bool) int {
+	for j, e := range expected {
+		if e.Architecture == "arm" && !accounted[j] {
+			return j
+		}
+	}
+	return -1
+}

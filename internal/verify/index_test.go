@@ -1,0 +1,195 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestIndexOddEntries(t *testing.T) {
+	img := testImage(t, amd64, v1.Config{})
+	child := mutate.AppendManifests(empty.Index, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &amd64}})
+	unknown := plat("unknown", "unknown", "")
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
+		mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &amd64}},
+		mutate.IndexAddendum{Add: child, Descriptor: v1.Descriptor{Platform: &arm64}},
+		mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &unknown, Annotations: map[string]string{"vnd.docker.reference.type": "attestation-manifest"}}},
+		mutate.IndexAddendum{Add: testImage(t, armv7, v1.Config{})},
+	)
+	idx = roundTrip(t, idx)
+	im, err := idx.IndexManifest()
+	require.NoError(t, err)
+	r, err := Index(context.Background(), idx, Options{Platforms: []v1.Platform{amd64, arm64}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"entry " + im.Manifests[1].Digest.String() + " (linux/arm64) is an image index (application/vnd.oci.image.index.v1+json), not an OCI or Docker image manifest",
+		"entry " + im.Manifests[3].Digest.String() + " has no platform: clients cannot pick it",
+		"linux/arm64 missing from the index",
+	}, r.Problems)
+	require.Len(t, r.Platforms, 1, "attestations and broken entries are not checked")
+	assert.Equal(t, "linux/amd64", r.Platforms[0].Platform)
+	assert.True(t, r.Platforms[0].OK())
+}
+
+func TestIndexEmpty(t *testing.T) {
+	r, err := Index(context.Background(), roundTrip(t, empty.Index), Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"index lists no image manifests"}, r.Problems)
+	assert.False(t, r.OK())
+}
+
+func TestImageSingle(t *testing.T) {
+	img := goodHelper(t, arm64, "arm64")
+	tests := []struct {
+		name     string
+		expected []v1.Platform
+		problems []string
+		failures []string
+	}{
+		{name: "nothing expected: an index was", problems: []string{"single image where a multi-arch index was expected"}},
+		{name: "two expected", expected: []v1.Platform{amd64, arm64}, problems: []string{"single image where a multi-arch index was expected"}},
+		{name: "the one expected", expected: []v1.Platform{arm64}},
+		{name: "another one expected", expected: []v1.Platform{amd64}, failures: []string{"image is linux/arm64, expected linux/amd64"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Image(context.Background(), img, Options{Platforms: tt.expected, Contract: ContractHelper})
+			require.NoError(t, err)
+			assert.Equal(t, append([]string{}, tt.problems...), r.Problems)
+			var failures []string
+			for _, c := range r.Platforms[0].Checks {
+				if !c.OK {
+					failures = append(failures, c.Reason)
+				}
+			}
+			assert.Equal(t, tt.failures, failures)
+			d, err := img.Digest()
+			require.NoError(t, err)
+			assert.Equal(t, d.String(), r.Digest)
+			assert.Equal(t, tt.problems == nil && tt.failures == nil, r.OK())
+		})
+	}
+}
+
+func TestOwnLayers(t *testing.T) {
+	// Without BuildKit history every layer is checked, and the report says so.
+	img := testImage(t, arm64, v1.Config{}, base(file("usr/bin/busybox", 0o755, bins["amd64"])), base(file("usr/bin/x", 0o755, bins["arm64"])))
+	r, err := Image(context.Background(), img, Options{Platforms: []v1.Platform{arm64}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"linux/arm64 arch: /usr/bin/busybox is ELF 64-bit LSB x86-64 (linux/amd64), not linux/arm64"}, failures(r))
+	assert.Equal(t, []string{"linux/arm64 arch: the history does not say which layers are the image's own (no buildkit.dockerfile.v0 entries matching the layers); checked all of them"}, warnings(r))
+
+	// With it, only own layers are: the amd64 base binary is not looked at.
+	img = testImage(t, arm64, v1.Config{}, base(file("usr/bin/busybox", 0o755, bins["amd64"])), own(file("usr/bin/x", 0o755, bins["arm64"]), file("usr/bin/notes", 0o755, []byte("#!/bin/sh\n"))))
+	r, err = Image(context.Background(), img, Options{Platforms: []v1.Platform{arm64}})
+	require.NoError(t, err)
+	assert.Empty(t, failures(r))
+	assert.Contains(t, r.Platforms[0].Checks, Check{Name: CheckArch, OK: true, Reason: "1 ELF executable in the image's own layers (2 of 2) matches linux/arm64"})
+
+	own, matched := ownLayers(&v1.ConfigFile{History: []v1.History{{Comment: ownComment}, {EmptyLayer: true}, {}}}, 2)
+	assert.True(t, matched)
+	assert.Equal(t, []bool{true, false}, own)
+	own, matched = ownLayers(&v1.ConfigFile{History: []v1.History{{Comment: ownComment}}}, 2)
+	assert.False(t, matched)
+	assert.Equal(t, []bool{true, true}, own)
+}
+
+func TestOptionsValidation(t *testing.T) {
+	idx := testIndex(t, listed{amd64, testImage(t, amd64, v1.Config{})})
+	for _, o := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Contract: "gitlab"}, `contract "gitlab"`},
+		{Options{Jobs: -1}, "jobs -1"},
+		{Options{RunTimeout: -1}, "run timeout"},
+	} {
+		_, err := Index(context.Background(), idx, o.opts)
+		assert.ErrorContains(t, err, o.want)
+	}
+}
+
+func TestIndexJobsKeepOrder(t *testing.T) {
+	idx := testIndex(t,
+		listed{arm64, goodHelper(t, arm64, "arm64")},
+		listed{amd64, goodHelper(t, amd64, "amd64")},
+		listed{armv7, testImage(t, armv7, v1.Config{})},
+	)
+	r, err := Index(context.Background(), idx, Options{Jobs: 3, AllFiles: true, Contract: ContractNone})
+	require.NoError(t, err)
+	var order []string
+	for _, p := range r.Platforms {
+		order = append(order, p.Platform)
+	}
+	assert.Equal(t, []string{"linux/arm64", "linux/amd64", "linux/arm/v7"}, order)
+	assert.True(t, r.OK(), failures(r))
+}
+
+func TestIndexCanceled(t *testing.T) {
+	idx := testIndex(t, listed{amd64, goodHelper(t, amd64, "amd64")})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Index(ctx, idx, Options{})
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestWriteTableAndJSON(t *testing.T) {
+	r := &Report{
+		Digest:   "sha256:0123456789abcdef0123",
+		Problems: []string{"linux/s390x missing from the index"},
+		Platforms: []PlatformReport{
+			{Platform: "linux/amd64", Digest: "sha256:aaaaaaaaaaaaaaaa", Checks: []Check{
+				{Name: CheckCoverage, OK: true, Reason: "linux/amd64 as expected"},
+				{Name: CheckArch, OK: true, Reason: "1 ELF executable"},
+				{Name: CheckArch, OK: true, Warning: true, Reason: "/x: Go binary built with CGO_ENABLED=1"},
+			}},
+			{Platform: "linux/arm64", Digest: "sha256:bbbbbbbbbbbbbbbb", Checks: []Check{
+				{Name: CheckCoverage, OK: true},
+				{Name: CheckArch, Reason: "/usr/bin/gitlab-runner-helper is ELF 64-bit LSB x86-64 (linux/amd64), not linux/arm64"},
+				{Name: CheckContract, Reason: "/usr/bin/pgrep missing: the Helm chart's readiness probe runs /usr/bin/pgrep"},
+			}},
+		},
+	}
+	var b bytes.Buffer
+	require.NoError(t, WriteTable(&b, "gitlab-runner", r))
+	assert.Equal(t, `gitlab-runner 0123456789ab FAIL
+PLATFORM     DIGEST        COVERAGE  ARCH  CONTRACT
+linux/amd64  aaaaaaaaaaaa  ok        ok    -
+linux/arm64  bbbbbbbbbbbb  ok        FAIL  FAIL
+
+linux/amd64 arch: warning: /x: Go binary built with CGO_ENABLED=1
+linux/arm64 arch: FAIL: /usr/bin/gitlab-runner-helper is ELF 64-bit LSB x86-64 (linux/amd64), not linux/arm64
+linux/arm64 contract: FAIL: /usr/bin/pgrep missing: the Helm chart's readiness probe runs /usr/bin/pgrep
+index: FAIL: linux/s390x missing from the index
+`, b.String())
+
+	b.Reset()
+	require.NoError(t, WriteJSON(&b, map[string]*Report{"gitlab-runner": r, "empty": {Digest: "sha256:00"}}))
+	var got map[string]struct {
+		OK        bool     `json:"ok"`
+		Digest    string   `json:"digest"`
+		Problems  []string `json:"problems"`
+		Platforms []struct {
+			OK       bool    `json:"ok"`
+			Platform string  `json:"platform"`
+			Digest   string  `json:"digest"`
+			Checks   []Check `json:"checks"`
+		} `json:"platforms"`
+	}
+	require.NoError(t, json.Unmarshal(b.Bytes(), &got))
+	assert.False(t, got["gitlab-runner"].OK)
+	assert.True(t, got["gitlab-runner"].Platforms[0].OK)
+	assert.False(t, got["gitlab-runner"].Platforms[1].OK)
+	assert.Equal(t, r.Platforms[1].Checks, got["gitlab-runner"].Platforms[1].Checks)
+	assert.True(t, got["empty"].OK)
+	assert.Contains(t, b.String(), `"problems": []`, "empty lists are [], not null")
+	assert.Contains(t, b.String(), `"platforms": []`)
+}

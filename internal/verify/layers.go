@@ -1,0 +1,171 @@
+package verify
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/elfcheck"
+)
+
+// ownComment is the history comment BuildKit (and so buildx and helperbuild)
+// writes for Dockerfile instructions.
+const ownComment = "buildkit.dockerfile.v0"
+
+// ownLayers marks the layers the image's own Dockerfile added. Non-empty
+// history entries map one to one onto layers, in order; when they do not (or
+// there is no history, or no entry carries the BuildKit comment) every layer
+// counts as own and matched is false.
+func ownLayers(cfg *v1.ConfigFile, nLayers int) (own []bool, matched bool) {
+	own = make([]bool, nLayers)
+	var marks []bool
+	for _, h := range cfg.History {
+		if !h.EmptyLayer {
+			marks = append(marks, h.Comment == ownComment)
+		}
+	}
+	marked := false
+	for _, m := range marks {
+		marked = marked || m
+	}
+	if len(marks) != nLayers || !marked {
+		for i := range own {
+			own[i] = true
+		}
+		return own, false
+	}
+	copy(own, marks)
+	return own, true
+}
+
+// isExec reports whether any execute bit is set.
+func isExec(mode int64) bool { return mode&0o111 != 0 }
+
+// scanFunc is called for each executable regular file of an own layer whose
+// contents start with the ELF magic; f holds the whole file, spooled to disk.
+type scanFunc func(p string, src source, hdr *tar.Header, f *os.File) error
+
+// scan streams every layer once, in order: it applies each header to t (when
+// t is not nil) and hands the ELF executables of the layers marked in elfs to
+// fn. Nothing is unpacked; ELF files are spooled one at a time to tmpDir.
+func scan(ctx context.Context, layers []v1.Layer, t *tree, elfs []bool, tmpDir string, fn scanFunc) error {
+	for i, l := range layers {
+		if t == nil && !elfs[i] {
+			continue
+		}
+		err := eachEntry(ctx, l, func(seq int, hdr *tar.Header, r io.Reader) error {
+			if t != nil {
+				t.apply(hdr, i, seq)
+			}
+			if !elfs[i] || !isRegular(hdr) || !isExec(hdr.Mode) {
+				return nil
+			}
+			return spoolELF(r, tmpDir, func(f *os.File) error {
+				return fn(cleanName(hdr.Name), source{i, seq}, hdr, f)
+			})
+		})
+		if err != nil {
+			return fmt.Errorf("layer %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// readSources streams only the layers holding the wanted sources and calls fn
+// with each wanted entry's contents.
+func readSources(ctx context.Context, layers []v1.Layer, want map[source]bool, fn func(src source, r io.Reader) error) error {
+	needed := make([]bool, len(layers))
+	for s := range want {
+		needed[s.layer] = true
+	}
+	for i, l := range layers {
+		if !needed[i] {
+			continue
+		}
+		err := eachEntry(ctx, l, func(seq int, _ *tar.Header, r io.Reader) error {
+			if !want[source{i, seq}] {
+				return nil
+			}
+			return fn(source{i, seq}, r)
+		})
+		if err != nil {
+			return fmt.Errorf("layer %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func isRegular(hdr *tar.Header) bool {
+	return hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeRegA //nolint:staticcheck // old archives
+}
+
+// eachEntry streams the uncompressed tar of l and calls fn for every header
+// with its seq number and contents.
+func eachEntry(ctx context.Context, l v1.Layer, fn func(seq int, hdr *tar.Header, r io.Reader) error) (err error) {
+	rc, err := l.Uncompressed()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := rc.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	tr := tar.NewReader(rc)
+	for seq := 0; ; seq++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(seq, hdr, tr); err != nil {
+			return err
+		}
+	}
+}
+
+// spoolELF reads the first bytes of r; when they are the ELF magic it copies
+// the whole file to a temporary file in dir, calls fn with it and removes it.
+// Non-ELF contents are skipped without reading further.
+func spoolELF(r io.Reader, dir string, fn func(*os.File) error) (err error) {
+	magic := make([]byte, 4)
+	n, err := io.ReadFull(r, magic)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if !elfcheck.IsELF(magic[:n]) {
+		return nil
+	}
+	return spool(io.MultiReader(bytes.NewReader(magic), r), dir, fn)
+}
+
+// spool copies r to a temporary file in dir (os.TempDir when empty), calls fn
+// with it and removes it.
+func spool(r io.Reader, dir string, fn func(*os.File) error) (err error) {
+	f, err := os.CreateTemp(dir, "verify-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cerr := f.Close()
+		rerr := os.Remove(f.Name())
+		if err == nil {
+			err = errors.Join(cerr, rerr)
+		}
+	}()
+	if _, err := io.Copy(f, r); err != nil {
+		return fmt.Errorf("spool to %s: %w", f.Name(), err)
+	}
+	return fn(f)
+}

@@ -1,0 +1,134 @@
+package verify
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/containerd/platforms"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	specs "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/helperbuild/helperbuild/internal/platform"
+)
+
+// NodeVariantLabel is the node label ParseNodes reads the CPU variant from
+// ("v6", "v7", "v8"; "v2".."v4" for amd64). Kubernetes has no standard
+// label for it; operators who run ARMv6 boards set it themselves.
+const NodeVariantLabel = "helperbuild.io/arch-variant"
+
+// Node is a cluster node and the platform its container runtime pulls.
+type Node struct {
+	Name    string `json:"name"`
+	OS      string `json:"os"`
+	Arch    string `json:"arch"`
+	Variant string `json:"variant,omitempty"`
+}
+
+// Platform is the node's platform, normalised: an arm node without a variant
+// is arm/v7, as containerd assumes.
+func (n Node) Platform() v1.Platform {
+	return platform.Normalize(v1.Platform{OS: n.OS, Architecture: n.Arch, Variant: n.Variant})
+}
+
+// kubeNode is the part of a Kubernetes Node object ParseNodes reads.
+type kubeNode struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Status struct {
+		NodeInfo struct {
+			Architecture    string `json:"architecture"`
+			OperatingSystem string `json:"operatingSystem"`
+		} `json:"nodeInfo"`
+	} `json:"status"`
+}
+
+// ParseNodes reads `kubectl get nodes -o json` (a List or NodeList with
+// items) or a single Node (`kubectl get node NAME -o json`). The OS and
+// architecture come from the labels kubernetes.io/os and kubernetes.io/arch
+// (the kubelet sets them), then beta.kubernetes.io/os and
+// beta.kubernetes.io/arch, then status.nodeInfo.operatingSystem and
+// .architecture. The variant comes from NodeVariantLabel when set; without
+// it an arm node counts as arm/v7.
+func ParseNodes(r io.Reader) ([]Node, error) {
+	var doc struct {
+		kubeNode
+		Items []kubeNode `json:"items"`
+	}
+	if err := json.NewDecoder(r).Decode(&doc); err != nil {
+		return nil, fmt.Errorf("node list: %w", err)
+	}
+	items := doc.Items
+	if doc.Kind == "Node" {
+		items = []kubeNode{doc.kubeNode}
+	} else if doc.Items == nil {
+		return nil, fmt.Errorf("node list: kind %q has no items; want the output of kubectl get nodes -o json", doc.Kind)
+	}
+	out := make([]Node, 0, len(items))
+	for i, k := range items {
+		n, err := k.node()
+		if err != nil {
+			return nil, fmt.Errorf("node list: item %d: %w", i, err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func (k kubeNode) node() (Node, error) {
+	l := k.Metadata.Labels
+	first := func(vals ...string) string {
+		for _, v := range vals {
+			if v = strings.TrimSpace(v); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	n := Node{
+		Name:    k.Metadata.Name,
+		OS:      first(l["kubernetes.io/os"], l["beta.kubernetes.io/os"], k.Status.NodeInfo.OperatingSystem),
+		Arch:    first(l["kubernetes.io/arch"], l["beta.kubernetes.io/arch"], k.Status.NodeInfo.Architecture),
+		Variant: first(l[NodeVariantLabel]),
+	}
+	switch {
+	case n.Name == "":
+		return n, fmt.Errorf("no metadata.name")
+	case n.OS == "" || n.Arch == "":
+		return n, fmt.Errorf("node %q: no kubernetes.io/os and kubernetes.io/arch labels nor status.nodeInfo", n.Name)
+	case strings.Contains(n.OS+n.Arch+n.Variant, "/"):
+		return n, fmt.Errorf("node %q: malformed platform %s/%s/%s", n.Name, n.OS, n.Arch, n.Variant)
+	}
+	return n, nil
+}
+
+// nodesWithoutImage names, in node-name order, each node whose runtime finds
+// no image among listed: same OS and architecture, and a variant the node
+// can run (containerd's matcher: an arm/v7 node runs arm/v6 and arm/v5,
+// an amd64/v3 node runs v2 and v1). what ends the line.
+func nodesWithoutImage(nodes []Node, listed []v1.Platform, what string) []string {
+	var out []string
+	sorted := append([]Node(nil), nodes...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	for _, n := range sorted {
+		np := n.Platform()
+		m := platforms.Only(specs.Platform{OS: np.OS, Architecture: np.Architecture, Variant: np.Variant})
+		served := false
+		for _, p := range listed {
+			sp := specs.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant}
+			if platforms.Normalize(sp).Architecture == np.Architecture && m.Match(sp) {
+				served = true
+				break
+			}
+		}
+		if !served {
+			out = append(out, fmt.Sprintf("node %s (%s) %s", n.Name, platform.Format(np), what))
+		}
+	}
+	return out
+}

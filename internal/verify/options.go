@@ -1,0 +1,91 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/platform"
+)
+
+// Contracts Options.Contract accepts.
+const (
+	ContractNone   = ""
+	ContractHelper = "helper"
+	ContractRunner = "runner"
+)
+
+// Options say what to verify. The zero value checks that the reference is an
+// index whose entries are image manifests with matching configs and ELF
+// files of the right architecture in the image's own layers.
+type Options struct {
+	// Platforms are the platforms expected in the index, exactly (variants
+	// included). Nil means no coverage expectation beyond "is an index".
+	Platforms []v1.Platform
+	// Contract is "", "helper" or "runner": the GitLab image contract to check.
+	Contract string
+	// AllFiles checks every ELF executable of the flattened filesystem, not
+	// only those in the image's own layers.
+	AllFiles bool
+	// Run runs each ELF executable the own layers added with --version, and
+	// /bin/sh -c true, under qemu-user (natively for amd64 on an amd64 host).
+	Run bool
+	// Nodes are cluster nodes (see ParseNodes); each without an image in the
+	// index is a problem.
+	Nodes []Node
+	// TempDir is where Run unpacks each platform's rootfs (TempDir/<n>) and
+	// where ELF files are spooled; the caller removes it. Required with Run;
+	// otherwise "" means os.TempDir.
+	TempDir string
+	// Qemu finds the qemu-user binary for a qemu architecture name
+	// ("aarch64"); default: exec.LookPath("qemu-<arch>-static").
+	Qemu func(arch string) (string, error)
+	// HostArch is the GOARCH of the machine running the checks; amd64 images
+	// run natively when it is "amd64". Default: runtime.GOARCH.
+	HostArch string
+	// RunTimeout bounds each program Run starts; 0 means 30s.
+	RunTimeout time.Duration
+	// Jobs bounds how many platforms are verified at once; 0 means 1.
+	Jobs int
+}
+
+func (o Options) withDefaults() (Options, error) {
+	switch o.Contract {
+	case ContractNone, ContractHelper, ContractRunner:
+	default:
+		return o, fmt.Errorf("contract %q: want %q, %q or none", o.Contract, ContractHelper, ContractRunner)
+	}
+	if o.Platforms != nil {
+		norm := make([]v1.Platform, len(o.Platforms))
+		for i, p := range o.Platforms {
+			norm[i] = platform.Normalize(p)
+		}
+		o.Platforms = norm
+	}
+	if o.Jobs < 0 {
+		return o, fmt.Errorf("jobs %d: want 1 or more", o.Jobs)
+	}
+	if o.Jobs == 0 {
+		o.Jobs = 1
+	}
+	if o.Run && o.TempDir == "" {
+		return o, errors.New("run needs a temporary directory to unpack the images into")
+	}
+	if o.Qemu == nil {
+		o.Qemu = func(arch string) (string, error) { return exec.LookPath("qemu-" + arch + "-static") }
+	}
+	if o.HostArch == "" {
+		o.HostArch = runtime.GOARCH
+	}
+	if o.RunTimeout < 0 {
+		return o, fmt.Errorf("run timeout %s: want a positive duration", o.RunTimeout)
+	}
+	if o.RunTimeout == 0 {
+		o.RunTimeout = 30 * time.Second
+	}
+	return o, nil
+}

@@ -1,0 +1,165 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runChecks returns the run checks of every platform: "platform: reason"
+// with "FAIL " or "warning " in front of failures and warnings.
+func runChecks(r *Report) []string {
+	var out []string
+	for _, p := range r.Platforms {
+		for _, c := range p.Checks {
+			if c.Name != CheckRun {
+				continue
+			}
+			prefix := ""
+			switch {
+			case !c.OK:
+				prefix = "FAIL "
+			case c.Warning:
+				prefix = "warning "
+			}
+			out = append(out, prefix+p.Platform+": "+c.Reason)
+		}
+	}
+	return out
+}
+
+func TestRunQemu(t *testing.T) {
+	if _, err := exec.LookPath("qemu-aarch64-static"); err != nil {
+		t.Skip("qemu-aarch64-static not installed (apt-get install qemu-user-static)")
+	}
+	helperOnly := func(bin []byte) lay { return own(file("usr/bin/gitlab-runner-helper", 0o755, bin)) }
+	tests := []struct {
+		name   string
+		layers []lay
+		want   []string
+	}{
+		{
+			name:   "arm64 Go binary without busybox",
+			layers: []lay{helperOnly(bins["arm64"])},
+			want:   []string{"linux/arm64: ran under qemu-aarch64-static: /usr/bin/gitlab-runner-helper --version (OS/Arch: linux/arm64); no /bin/sh"},
+		},
+		{
+			name:   "sh through a busybox symlink",
+			layers: []lay{busyboxBase(bins["arm64"]), helperOnly(bins["arm64"])},
+			want:   []string{"linux/arm64: ran under qemu-aarch64-static: /usr/bin/gitlab-runner-helper --version (OS/Arch: linux/arm64); /bin/sh -c true"},
+		},
+		{
+			name:   "binary that claims another OS/Arch",
+			layers: []lay{helperOnly(bins["arm64-liar"])},
+			want:   []string{"FAIL linux/arm64: /usr/bin/gitlab-runner-helper --version says OS/Arch linux/amd64, want linux/arm64"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			idx := testIndex(t, listed{arm64, testImage(t, arm64, v1.Config{}, tt.layers...)})
+			dir := t.TempDir()
+			r, err := Index(context.Background(), idx, Options{Run: true, TempDir: dir})
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, runChecks(r))
+			assert.FileExists(t, filepath.Join(dir, "0", "usr", "bin", "gitlab-runner-helper"))
+		})
+	}
+}
+
+func TestRunQemuWrongBinary(t *testing.T) {
+	if _, err := exec.LookPath("qemu-aarch64-static"); err != nil {
+		t.Skip("qemu-aarch64-static not installed (apt-get install qemu-user-static)")
+	}
+	idx := testIndex(t, listed{arm64, testImage(t, arm64, v1.Config{}, own(file("usr/bin/gitlab-runner-helper", 0o755, bins["amd64"])))})
+	r, err := Index(context.Background(), idx, Options{Run: true, TempDir: t.TempDir()})
+	require.NoError(t, err)
+	got := runChecks(r)
+	require.Len(t, got, 1)
+	assert.Regexp(t, `^FAIL linux/arm64: /usr/bin/gitlab-runner-helper --version exited with status \d+: qemu-aarch64-static: .*gitlab-runner-helper: Invalid ELF image for this architecture$`, got[0])
+}
+
+func TestRunQemuMissing(t *testing.T) {
+	idx := testIndex(t, listed{arm64, testImage(t, arm64, v1.Config{}, own(file("usr/bin/x", 0o755, bins["arm64"])))})
+	var asked []string
+	r, err := Index(context.Background(), idx, Options{Run: true, TempDir: t.TempDir(), Qemu: func(arch string) (string, error) {
+		asked = append(asked, arch)
+		return "", errors.New("not found")
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"aarch64"}, asked)
+	assert.Equal(t, []string{"FAIL linux/arm64: qemu-aarch64-static not found: apt-get install qemu-user-static"}, runChecks(r))
+}
+
+func TestRunNative(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("native runs are for amd64 hosts")
+	}
+	layers := []lay{busyboxBase(bins["amd64"]), own(file("usr/bin/gitlab-runner-helper", 0o755, bins["amd64"]))}
+	want := []string{"linux/amd64: ran natively: /usr/bin/gitlab-runner-helper --version (OS/Arch: linux/amd64); /bin/sh -c true"}
+	if bins["cgo"] != nil {
+		layers = append(layers, own(file("usr/bin/cgo-tool", 0o755, bins["cgo"])))
+		want = append([]string{"warning linux/amd64: /usr/bin/cgo-tool --version not run: dynamically linked, and native runs would load the host's libraries"}, want...)
+	}
+	idx := testIndex(t, listed{amd64, testImage(t, amd64, v1.Config{}, layers...)})
+	r, err := Index(context.Background(), idx, Options{Run: true, TempDir: t.TempDir(), HostArch: "amd64",
+		Qemu: func(string) (string, error) { return "", errors.New("amd64 must not need qemu") }})
+	require.NoError(t, err)
+	got := runChecks(r)
+	// The passing summary comes first, then the warning.
+	if len(got) == 2 {
+		got[0], got[1] = got[1], got[0]
+	}
+	assert.Equal(t, want, got)
+}
+
+func TestRunNeedsTempDir(t *testing.T) {
+	idx := testIndex(t, listed{amd64, testImage(t, amd64, v1.Config{})})
+	_, err := Index(context.Background(), idx, Options{Run: true})
+	assert.ErrorContains(t, err, "run needs a temporary directory")
+}
+
+func TestUnpackStaysInside(t *testing.T) {
+	outside := t.TempDir()
+	layers := []lay{
+		base(
+			symlink("evil", outside),
+			symlink("rel", "../../../../../.."+outside),
+			file("bin/busybox", 0o755, []byte("bb")),
+			hardlink("bin/git", "bin/busybox"),
+			dir("ro/", 0o555),
+			file("ro/f", 0o400, []byte("r")),
+		),
+		base(file("evil/x", 0o644, []byte("x"))), // evil becomes a directory (overlayfs)
+	}
+	img := testImage(t, amd64, v1.Config{}, layers...)
+	ls, err := img.Layers()
+	require.NoError(t, err)
+	tr := newTree()
+	require.NoError(t, scan(context.Background(), ls, tr, make([]bool, len(ls)), "", nil))
+	dir := filepath.Join(t.TempDir(), "rootfs")
+	require.NoError(t, unpack(context.Background(), ls, tr, dir))
+
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing may be written outside the rootfs")
+	b, err := os.ReadFile(filepath.Join(dir, "evil", "x"))
+	require.NoError(t, err)
+	assert.Equal(t, "x", string(b))
+	target, err := os.Readlink(filepath.Join(dir, "rel"))
+	require.NoError(t, err)
+	assert.Equal(t, "../../../../../.."+outside, target, "symlinks are written as they are")
+	b, err = os.ReadFile(filepath.Join(dir, "bin", "git"))
+	require.NoError(t, err)
+	assert.Equal(t, "bb", string(b))
+	fi, err := os.Stat(filepath.Join(dir, "ro", "f"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "owner read/write added so the caller can clean up")
+}
