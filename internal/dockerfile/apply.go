@@ -86,7 +86,11 @@ func (s *Stage) Apply(base v1.Config, ctx Contexts) (*Result, error) {
 		if err != nil {
 			return nil, s.file.errorf(n.StartLine, "%s", message(err))
 		}
-		if err := a.dispatch(v.(instructions.Command)); err != nil {
+		cmd, ok := v.(instructions.Command)
+		if !ok {
+			return nil, s.file.errorf(n.StartLine, "%T is not a command", v)
+		}
+		if err := a.dispatch(cmd); err != nil {
 			return nil, s.file.errorf(n.StartLine, "%s", err)
 		}
 	}

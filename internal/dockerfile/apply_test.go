@@ -40,17 +40,17 @@ func TestApplyConfig(t *testing.T) {
 		author string
 	}{
 		{
-			name: "ENV expands against the running env and replaces in place",
-			base: v1.Config{Env: []string{"PATH=/usr/bin", "HOME=/root"}},
-			text: "ENV A=1 B=$A\nENV HOME /home/x\nENV PATH=/opt/bin:$PATH\nENV C=\"a b\" D=${HOME} E='$HOME'\nENV A=${A}1",
-			want: v1.Config{Env: []string{"PATH=/opt/bin:/usr/bin", "HOME=/home/x", "A=11", "B=", "C=a b", "D=/home/x", "E=$HOME"}},
+			name:  "ENV expands against the running env and replaces in place",
+			base:  v1.Config{Env: []string{"PATH=/usr/bin", "HOME=/root"}},
+			text:  "ENV A=1 B=$A\nENV HOME /home/x\nENV PATH=/opt/bin:$PATH\nENV C=\"a b\" D=${HOME} E='$HOME'\nENV A=${A}1",
+			want:  v1.Config{Env: []string{"PATH=/opt/bin:/usr/bin", "HOME=/home/x", "A=11", "B=", "C=a b", "D=/home/x", "E=$HOME"}},
 			steps: []string{"ENV A=1 B=", "ENV HOME=/home/x", "ENV PATH=/opt/bin:/usr/bin", "ENV C=a b D=/home/x E=$HOME", "ENV A=11"},
 		},
 		{
-			name: "PATH is added when the base has none",
-			base: v1.Config{Env: []string{"HOME=/root"}},
-			text: "ENV A=$PATH",
-			want: v1.Config{Env: []string{"HOME=/root", alpinePath, "A=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}},
+			name:  "PATH is added when the base has none",
+			base:  v1.Config{Env: []string{"HOME=/root"}},
+			text:  "ENV A=$PATH",
+			want:  v1.Config{Env: []string{"HOME=/root", alpinePath, "A=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}},
 			steps: []string{"ENV A=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 		},
 		{
@@ -219,7 +219,6 @@ func TestApplyWorkdir(t *testing.T) {
 		{
 			name:    "a WORKDIR and its parents exist afterwards",
 			from:    "scratch",
-			ctx:     Contexts{Named: map[string]string{"c": ""}},
 			text:    "WORKDIR /a/b\nWORKDIR /a",
 			wd:      "/a",
 			steps:   []string{"[layer] WORKDIR /a/b", "[layer] WORKDIR /a"},

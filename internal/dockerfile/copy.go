@@ -133,6 +133,9 @@ func (a *applier) context(op copyOp) (*contextDir, error) {
 		return openContext("build context", a.ctx.Main)
 	}
 	dir, ok := a.ctx.Named[op.from]
+	if ok && dir == "" {
+		return nil, fmt.Errorf("%s --from=%s: context %q has no directory", op.kind, op.from, op.from)
+	}
 	if !ok {
 		names := make([]string, 0, len(a.ctx.Named))
 		for n := range a.ctx.Named {

@@ -5,7 +5,10 @@ import (
 	"strings"
 
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
+	"github.com/moby/buildkit/frontend/dockerfile/shell"
 )
+
+var _ shell.EnvGetter = (*envList)(nil)
 
 // envList is an ordered environment, the shell.EnvGetter word expansion reads.
 type envList struct {
@@ -36,14 +39,6 @@ func (e *envList) set(key, value string) {
 		e.keys = append(e.keys, key)
 	}
 	e.vals[key] = value
-}
-
-func (e *envList) clone() *envList {
-	c := &envList{keys: slices.Clone(e.keys), vals: make(map[string]string, len(e.vals))}
-	for k, v := range e.vals {
-		c.vals[k] = v
-	}
-	return c
 }
 
 // addEnv sets key in a KEY=VALUE list: in place when present, else appended.

@@ -1,12 +1,14 @@
 package dockerfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/linter"
@@ -31,7 +33,14 @@ type File struct {
 // Parse parses and validates a Dockerfile. name is used in errors
 // ("dockerfiles/runner/Dockerfile:12: ...").
 func Parse(name string, r io.Reader) (*File, error) {
-	res, err := parser.Parse(r)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := checkText(data); err != nil {
+		return nil, fmt.Errorf("%s:%w", name, err)
+	}
+	res, err := parser.Parse(bytes.NewReader(data))
 	if err != nil {
 		return nil, locate(name, err)
 	}
@@ -225,3 +234,17 @@ func locate(name string, err error) error {
 
 // newLex returns a word expander for this file's escape character.
 func (f *File) newLex() *shell.Lex { return shell.NewLex(f.escape) }
+
+// checkText refuses what is not text: BuildKit's word lexer would print
+// its complaints about invalid UTF-8 and NUL to stderr.
+func checkText(data []byte) error {
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if !utf8.Valid(line) {
+			return fmt.Errorf("%d: not valid UTF-8 text", i+1)
+		}
+		if bytes.IndexByte(line, 0) >= 0 {
+			return fmt.Errorf("%d: NUL byte in text", i+1)
+		}
+	}
+	return nil
+}

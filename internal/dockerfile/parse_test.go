@@ -55,6 +55,8 @@ func TestParseRefused(t *testing.T) {
 		{"COPY one arg", "FROM alpine\nCOPY a\n", testName + ":2: COPY requires at least two arguments"},
 		{"FROM two args", "FROM alpine foo\n", testName + ":1: FROM requires either one or three arguments"},
 		{"unterminated heredoc", "FROM alpine\nCOPY <<EOF /x\nhello\n", testName + ":2: unterminated heredoc"},
+		{"invalid UTF-8", "FROM alpine\nENV A=\xff\n", testName + ":2: not valid UTF-8 text"},
+		{"NUL byte", "FROM alpine\n\nENV A=\x00\n", testName + ":3: NUL byte in text"},
 		{"SHELL not JSON", "FROM alpine\nSHELL bash -c\n", testName + ":2: SHELL requires the arguments to be in JSON form"},
 	}
 	for _, tt := range tests {

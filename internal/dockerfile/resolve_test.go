@@ -94,7 +94,7 @@ func TestResolveArgPrecedence(t *testing.T) {
 func TestResolveErrors(t *testing.T) {
 	tests := []struct {
 		name, text, want string
-		target          v1.Platform
+		target           v1.Platform
 	}{
 		{name: "unset ARG in FROM", text: "ARG BASE_IMAGE\n\nFROM $BASE_IMAGE\n",
 			want: testName + ":3: FROM $BASE_IMAGE: build arg BASE_IMAGE has no value; set it under args: in helperbuild.yaml (args: {BASE_IMAGE: ...}) or give it a default (ARG BASE_IMAGE=...)"},
