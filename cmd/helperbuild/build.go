@@ -31,6 +31,8 @@ type buildFlags struct {
 	images        []string
 	repo          string
 	output        string
+	cacheDir      string
+	noCache       bool
 }
 
 func newBuildCmd(env Env, push bool) *cobra.Command {
@@ -73,6 +75,8 @@ described by helperbuild.yaml (or --config).`,
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "write the result (digests, tags, platforms) as JSON to this file")
 	fl.StringVar(&f.base, "base", "", "config-free: base image (registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or scratch)")
 	fl.StringVar(&f.binaryName, "binary-name", "", "config-free: name of the binary in /usr/bin (default: last element of PACKAGE)")
+	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep binaries and layers here between runs (default: $XDG_CACHE_HOME/helperbuild or ~/.cache/helperbuild)")
+	fl.BoolVar(&f.noCache, "no-cache", false, "keep nothing between runs")
 	fl.StringVar(&f.config, "config", "", "recipe file (default: helperbuild.yaml in the current directory)")
 	fl.StringArrayVar(&f.images, "image", nil, "build only this image of the config (repeatable)")
 	fl.StringVar(&f.repo, "repo", "", "repository prefix: an image's reference is PREFIX/<image name> (default: CI_REGISTRY_IMAGE)")

@@ -33,13 +33,28 @@ func run(t *testing.T, env []string, args ...string) (code int, stdout, stderr s
 
 // baseEnv is a minimal environment: PATH and Go's caches, nothing from CI.
 func baseEnv(extra ...string) []string {
-	env := []string{"SOURCE_DATE_EPOCH=1700000000"}
+	env := []string{"SOURCE_DATE_EPOCH=1700000000", "XDG_CACHE_HOME=" + cacheRoot}
 	for _, k := range []string{"PATH", "HOME", "GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "TMPDIR"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
 	}
 	return append(env, extra...)
+}
+
+// cacheRoot is the CLI tests' shared helperbuild cache, so a re-run hits it.
+var cacheRoot = func() string {
+	d, err := os.MkdirTemp("", "helperbuild-cli-cache-")
+	if err != nil {
+		panic(err)
+	}
+	return d
+}()
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	os.RemoveAll(cacheRoot)
+	os.Exit(code)
 }
 
 // helloModule writes a module with a main package at ./cmd/hello and chdirs into it.

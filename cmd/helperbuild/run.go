@@ -116,12 +116,13 @@ func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool)
 		UserAgent: "helperbuild/" + version,
 	}
 	res, err := release.Build(ctx, plan, release.Options{
-		Env:     env,
-		Jobs:    f.jobs,
-		Meta:    meta,
-		Images:  imgOpts,
-		TempDir: tmp,
-		Logger:  log,
+		Env:      env,
+		Jobs:     f.jobs,
+		Meta:     meta,
+		Images:   imgOpts,
+		TempDir:  tmp,
+		CacheDir: cacheDir(env, f),
+		Logger:   log,
 	})
 	if err != nil {
 		return err
@@ -138,6 +139,22 @@ func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool)
 		}
 	}
 	return nil
+}
+
+// cacheDir is --cache-dir, else $XDG_CACHE_HOME/helperbuild, else
+// ~/.cache/helperbuild; "" (no cache) with --no-cache or no home.
+func cacheDir(env Env, f *buildFlags) string {
+	switch {
+	case f.noCache:
+		return ""
+	case f.cacheDir != "":
+		return f.cacheDir
+	case env.Get("XDG_CACHE_HOME") != "":
+		return filepath.Join(env.Get("XDG_CACHE_HOME"), "helperbuild")
+	case env.Get("HOME") != "":
+		return filepath.Join(env.Get("HOME"), ".cache", "helperbuild")
+	}
+	return ""
 }
 
 // epochOf is SOURCE_DATE_EPOCH, else CI_COMMIT_TIMESTAMP, else the HEAD commit time, else 0.

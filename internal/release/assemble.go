@@ -3,6 +3,8 @@ package release
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -13,9 +15,74 @@ import (
 	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
+// assembler builds each unit's image once its platform's binaries exist.
+type assembler struct {
+	plan   *recipe.Plan
+	units  [][]unit
+	bases  *bases
+	binDir string
+	cache  *layer.Cache
+	opts   Options
+
+	mu      sync.Mutex
+	pending map[string]int // platform -> binaries not yet compiled
+	images  [][]v1.Image   // [image][platform], nil until assembled
+}
+
+// compiled records one binary for p; the last one assembles p's units.
+func (a *assembler) compiled(ctx context.Context, p v1.Platform) error {
+	key := platform.Format(p)
+	a.mu.Lock()
+	a.pending[key]--
+	last := a.pending[key] == 0
+	a.mu.Unlock()
+	if !last {
+		return nil
+	}
+	for i := range a.units {
+		for j, u := range a.units[i] {
+			if platform.Equal(u.platform, p) {
+				if err := a.assemble(ctx, i, j); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// rest assembles every unit not assembled yet.
+func (a *assembler) rest(ctx context.Context) error {
+	for i := range a.units {
+		for j := range a.units[i] {
+			a.mu.Lock()
+			done := a.images[i][j] != nil
+			a.mu.Unlock()
+			if !done {
+				if err := a.assemble(ctx, i, j); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (a *assembler) assemble(ctx context.Context, i, j int) error {
+	u := a.units[i][j]
+	img, err := assembleUnit(ctx, a.plan, u, a.bases, a.binDir, a.cache, a.opts)
+	if err != nil {
+		return fmt.Errorf("image %s for %s: %w", a.plan.Images[i].Name, platform.Format(u.platform), err)
+	}
+	a.mu.Lock()
+	a.images[i][j] = img
+	a.mu.Unlock()
+	return nil
+}
+
 // assembleUnit applies one image's Dockerfile for one platform: one layer
 // per COPY/ADD, then the manifest.
-func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, binDir, blobDir string, opts Options) (v1.Image, error) {
+func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, binDir string, cache *layer.Cache, opts Options) (v1.Image, error) {
 	im := plan.Images[u.image]
 	var baseCfg v1.Config
 	if u.base != nil {
@@ -42,10 +109,15 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, binD
 		if s.Entries == nil {
 			continue
 		}
-		l, err := layer.Write(ctx, s.Entries, layer.Options{Dir: blobDir, Epoch: opts.Meta.Created})
+		start := time.Now()
+		l, hit, err := cache.Write(ctx, s.Entries, layer.Options{Epoch: opts.Meta.Created})
 		if err != nil {
 			return nil, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
 		}
+		d, _ := l.Digest()
+		size, _ := l.Size()
+		opts.Logger.Info("layer written", "image", im.Name, "platform", platform.Format(u.platform),
+			"digest", d.String(), "size", size, "cached", hit, "duration", time.Since(start).Round(time.Millisecond))
 		steps[k].Layer = l
 	}
 	var baseName string

@@ -3,12 +3,10 @@ package release
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/crossbuild"
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
@@ -62,12 +60,9 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 			}
 		}
 	}
-	binDir := filepath.Join(opts.TempDir, "binaries")
-	blobDir := filepath.Join(opts.TempDir, "blobs")
-	for _, d := range []string{binDir, blobDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
-		}
+	binDir, cache, err := workDirs(plan, opts)
+	if err != nil {
+		return nil, err
 	}
 	var targets []crossbuild.Target
 	for _, bin := range plan.Binaries {
@@ -78,6 +73,17 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 			}
 			targets = append(targets, crossbuild.Target{Platform: p, Main: bin.Main, Output: filepath.Join(binDir, out)})
 		}
+	}
+
+	// A platform's images are assembled (layers compressed) as soon as its
+	// last binary is compiled, while other platforms still compile.
+	a := &assembler{plan: plan, units: units, bases: b, binDir: binDir, cache: cache, opts: opts,
+		pending: map[string]int{}, images: make([][]v1.Image, len(units))}
+	for i := range units {
+		a.images[i] = make([]v1.Image, len(units[i]))
+	}
+	for _, t := range targets {
+		a.pending[platform.Format(t.Platform)]++
 	}
 	start := time.Now()
 	err = crossbuild.Build(ctx, targets, crossbuild.Options{
@@ -94,17 +100,21 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 			if err := elfcheck.CheckFile(t.Output, t.Platform); err != nil {
 				return fmt.Errorf("binary %s for %s: %w", t.Main, platform.Format(t.Platform), err)
 			}
-			return nil
+			return a.compiled(ctx, t.Platform)
 		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	log.Info("compiled", "binaries", len(targets), "duration", time.Since(start).Round(time.Millisecond))
+	// Images that copy no binary (or a plan without binaries) are assembled now.
+	if err := a.rest(ctx); err != nil {
+		return nil, err
+	}
+	log.Info("built", "binaries", len(targets), "duration", time.Since(start).Round(time.Millisecond))
 
 	res := &Result{Images: make([]Image, len(plan.Images))}
 	for i, im := range plan.Images {
-		built, err := assembleImage(ctx, plan, i, units[i], b, binDir, blobDir, opts)
+		built, err := indexImage(im, units[i], a.images[i], b, opts)
 		if err != nil {
 			return nil, fmt.Errorf("image %s: %w", im.Name, err)
 		}
@@ -118,25 +128,3 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 	return res, nil
 }
 
-// assembleImage writes the layers and manifests of one image, platforms in
-// parallel, and its index.
-func assembleImage(ctx context.Context, plan *recipe.Plan, i int, units []unit, b *bases, binDir, blobDir string, opts Options) (*Image, error) {
-	im := plan.Images[i]
-	images := make([]v1.Image, len(units))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(opts.Jobs)
-	for j, u := range units {
-		g.Go(func() error {
-			img, err := assembleUnit(gctx, plan, u, b, binDir, blobDir, opts)
-			if err != nil {
-				return fmt.Errorf("%s: %w", platform.Format(u.platform), err)
-			}
-			images[j] = img
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return indexImage(im, units, images, b, opts)
-}

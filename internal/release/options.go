@@ -24,8 +24,10 @@ type Options struct {
 	Meta manifest.Meta
 	// Images says how to reach registries and holds the credentials.
 	Images imageref.Options
-	// TempDir holds binaries and layer blobs for the run; the caller removes it.
+	// TempDir holds the run's temporary files; the caller removes it.
 	TempDir string
+	// CacheDir keeps binaries and layers between runs; "" keeps them in TempDir.
+	CacheDir string
 	// BuildPlatform is the host, for BUILDPLATFORM and friends.
 	BuildPlatform v1.Platform
 	// Logger receives progress; nil discards it.

@@ -1,0 +1,150 @@
+package layer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// Cache remembers layers across runs, keyed by what goes into them: every
+// entry's path, kind, mode, owner, link target and file content, plus the
+// epoch and gzip level. An unchanged binary is then neither re-tarred nor
+// re-compressed. Blobs live in Dir/blobs, keys in Dir/keys; both are written
+// to a temporary name and renamed, so concurrent runs can share a Dir.
+type Cache struct {
+	Dir string
+}
+
+// cacheRecord is what a key file holds.
+type cacheRecord struct {
+	Digest string `json:"digest"`
+	DiffID string `json:"diffID"`
+	Size   int64  `json:"size"`
+}
+
+// Write returns the cached layer for entries and opts, or writes it with
+// Write and records it. opts.Dir is ignored: blobs go to the cache.
+func (c *Cache) Write(ctx context.Context, entries []Entry, opts Options) (l v1.Layer, hit bool, err error) {
+	blobs := filepath.Join(c.Dir, "blobs")
+	keys := filepath.Join(c.Dir, "keys")
+	for _, d := range []string{blobs, keys} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, false, fmt.Errorf("layer cache: %w", err)
+		}
+	}
+	key, err := cacheKey(ctx, entries, opts)
+	if err != nil {
+		return nil, false, err
+	}
+	keyFile := filepath.Join(keys, key+".json")
+	if l, ok := c.lookup(keyFile, blobs); ok {
+		return l, true, nil
+	}
+	opts.Dir = blobs
+	l, err = Write(ctx, entries, opts)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := c.record(keyFile, l); err != nil {
+		return nil, false, err
+	}
+	return l, false, nil
+}
+
+func (c *Cache) lookup(keyFile, blobs string) (v1.Layer, bool) {
+	data, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, false
+	}
+	var r cacheRecord
+	if json.Unmarshal(data, &r) != nil {
+		return nil, false
+	}
+	digest, err1 := v1.NewHash(r.Digest)
+	diffID, err2 := v1.NewHash(r.DiffID)
+	if err1 != nil || err2 != nil {
+		return nil, false
+	}
+	l, err := Open(BlobPath(blobs, digest), digest, diffID, r.Size)
+	if err != nil {
+		return nil, false // the blob went away: write it again
+	}
+	return l, true
+}
+
+func (c *Cache) record(keyFile string, l v1.Layer) error {
+	digest, _ := l.Digest()
+	diffID, _ := l.DiffID()
+	size, _ := l.Size()
+	data, err := json.Marshal(cacheRecord{Digest: digest.String(), DiffID: diffID.String(), Size: size})
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(keyFile), ".key-*")
+	if err != nil {
+		return fmt.Errorf("layer cache: %w", err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("layer cache: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("layer cache: %w", err)
+	}
+	return os.Rename(tmp.Name(), keyFile)
+}
+
+// cacheKey hashes everything that decides a layer's bytes.
+func cacheKey(ctx context.Context, entries []Entry, opts Options) (string, error) {
+	sorted := append([]Entry(nil), entries...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
+	h := sha256.New()
+	field := func(s string) { io.WriteString(h, strconv.Itoa(len(s))+":"+s) }
+	field("helperbuild-layer-v1")
+	field(strconv.FormatInt(opts.Epoch.Unix(), 10))
+	field(strconv.Itoa(opts.Level))
+	for _, e := range sorted {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		field(e.Path)
+		field(strconv.Itoa(int(e.Kind)))
+		field(strconv.FormatUint(uint64(e.Mode), 8))
+		field(strconv.Itoa(e.UID) + ":" + strconv.Itoa(e.GID))
+		field(e.Linkname)
+		if e.Kind == File {
+			if err := hashFile(h, e.Source); err != nil {
+				return "", err
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func hashFile(h hash.Hash, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("layer source: %w", err)
+	}
+	defer f.Close()
+	sum := sha256.New()
+	n, err := io.Copy(sum, f)
+	if err != nil {
+		return fmt.Errorf("layer source %s: %w", path, err)
+	}
+	io.WriteString(h, strconv.FormatInt(n, 10)+":")
+	h.Write(sum.Sum(nil))
+	return nil
+}

@@ -1,0 +1,64 @@
+package layer
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCache(t *testing.T) {
+	ctx := context.Background()
+	src := filepath.Join(t.TempDir(), "bin")
+	require.NoError(t, os.WriteFile(src, []byte("binary v1"), 0o755))
+	entries := []Entry{{Path: "/usr/bin/x", Kind: File, Source: src, Mode: 0o755}}
+	opts := Options{Epoch: time.Unix(1700000000, 0)}
+	c := &Cache{Dir: t.TempDir()}
+
+	first, hit, err := c.Write(ctx, entries, opts)
+	require.NoError(t, err)
+	assert.False(t, hit)
+	again, hit, err := c.Write(ctx, entries, opts)
+	require.NoError(t, err)
+	assert.True(t, hit, "same content, same layer from the cache")
+	d1, _ := first.Digest()
+	d2, _ := again.Digest()
+	assert.Equal(t, d1, d2)
+
+	// Each input that changes the bytes changes the key.
+	for name, change := range map[string]func() ([]Entry, Options){
+		"content": func() ([]Entry, Options) {
+			require.NoError(t, os.WriteFile(src, []byte("binary v2"), 0o755))
+			return entries, opts
+		},
+		"mode": func() ([]Entry, Options) {
+			e := entries[0]
+			e.Mode = 0o700
+			return []Entry{e}, opts
+		},
+		"epoch": func() ([]Entry, Options) { o := opts; o.Epoch = time.Unix(1, 0); return entries, o },
+		"owner": func() ([]Entry, Options) {
+			e := entries[0]
+			e.UID = 1000
+			return []Entry{e}, opts
+		},
+	} {
+		es, o := change()
+		_, hit, err := c.Write(ctx, es, o)
+		require.NoError(t, err, name)
+		assert.False(t, hit, name)
+	}
+
+	// A blob that went missing is written again.
+	require.NoError(t, os.WriteFile(src, []byte("binary v1"), 0o755))
+	require.NoError(t, os.Remove(BlobPath(filepath.Join(c.Dir, "blobs"), d1)))
+	l, hit, err := c.Write(ctx, entries, opts)
+	require.NoError(t, err)
+	assert.False(t, hit)
+	d3, _ := l.Digest()
+	assert.Equal(t, d1, d3)
+}
