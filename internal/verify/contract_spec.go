@@ -46,9 +46,9 @@ type spec struct {
 	entrypoint     func(fields []string) bool
 	entrypointWant string
 	entrypointWhy  string
-	buildScript    bool                // check gitlab-runner-build sets umask 0000
+	buildScript    bool                        // check gitlab-runner-build sets umask 0000
 	config         func(*v1.Config, *findings) // config checks, nil for none
-	runtimeUser    bool                // check passwd, home, /tmp and x bits for uid 100 or 999
+	runtimeUser    bool                        // check passwd, home, /tmp and x bits for uid 100 or 999
 }
 
 func tools(names string, why string) []item {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/require"
@@ -31,7 +32,9 @@ func file(name string, mode int64, body []byte) tf {
 }
 func script(name, body string) tf    { return file(name, 0o755, []byte(body)) }
 func dir(name string, mode int64) tf { return tf{name: name, typ: tar.TypeDir, mode: mode} }
-func symlink(name, target string) tf { return tf{name: name, typ: tar.TypeSymlink, mode: 0o777, link: target} }
+func symlink(name, target string) tf {
+	return tf{name: name, typ: tar.TypeSymlink, mode: 0o777, link: target}
+}
 func hardlink(name, target string) tf {
 	return tf{name: name, typ: tar.TypeLink, mode: 0o755, link: target}
 }
@@ -56,12 +59,20 @@ func tarBytes(t testing.TB, entries ...tf) []byte {
 	return buf.Bytes()
 }
 
+// tarLayer is an uncompressed OCI layer (application/vnd.oci.image.layer.v1.tar):
+// valid OCI, and it keeps the race-enabled tests from spending minutes in gzip.
 func tarLayer(t testing.TB, entries ...tf) v1.Layer {
+	t.Helper()
+	return static.NewLayer(tarBytes(t, entries...), types.OCIUncompressedLayer)
+}
+
+// gzipLayer is the usual gzip-compressed layer.
+func gzipLayer(t testing.TB, entries ...tf) v1.Layer {
 	t.Helper()
 	b := tarBytes(t, entries...)
 	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(b)), nil
-	}, tarball.WithCompressionLevel(1))
+	}, tarball.WithCompressionLevel(1), tarball.WithMediaType(types.OCILayer))
 	require.NoError(t, err)
 	return l
 }
@@ -70,6 +81,7 @@ func tarLayer(t testing.TB, entries ...tf) v1.Layer {
 // Dockerfile (BuildKit's history comment).
 type lay struct {
 	own     bool
+	gzip    bool
 	entries []tf
 }
 
@@ -86,8 +98,12 @@ func testImage(t testing.TB, p v1.Platform, cfg v1.Config, layers ...lay) v1.Ima
 		if l.own {
 			h = v1.History{CreatedBy: "COPY . / # buildkit", Comment: ownComment}
 		}
+		layer := tarLayer(t, l.entries...)
+		if l.gzip {
+			layer = gzipLayer(t, l.entries...)
+		}
 		var err error
-		img, err = mutate.Append(img, mutate.Addendum{Layer: tarLayer(t, l.entries...), History: h, MediaType: types.OCILayer})
+		img, err = mutate.Append(img, mutate.Addendum{Layer: layer, History: h})
 		require.NoError(t, err)
 	}
 	cf, err := img.ConfigFile()
@@ -151,7 +167,7 @@ func busyboxBase(bin []byte, skip ...string) lay {
 	entries := []tf{
 		dir("bin/", 0o755), dir("usr/bin/", 0o755), dir("etc/ssl/certs/", 0o755),
 		file("bin/busybox", 0o755, bin),
-		symlink("bin/sh", "busybox"),   // relative
+		symlink("bin/sh", "busybox"),        // relative
 		symlink("bin/bash", "/bin/busybox"), // absolute
 		symlink("usr/bin/env", "../../bin/busybox"),
 		symlink("usr/bin/pgrep", "/bin/busybox"),

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
-	"github.com/containerd/platforms"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	specs "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
@@ -108,27 +107,54 @@ func (k kubeNode) node() (Node, error) {
 }
 
 // nodesWithoutImage names, in node-name order, each node whose runtime finds
-// no image among listed: same OS and architecture, and a variant the node
-// can run (containerd's matcher: an arm/v7 node runs arm/v6 and arm/v5,
-// an amd64/v3 node runs v2 and v1). what ends the line.
+// no image among listed. what ends the line.
 func nodesWithoutImage(nodes []Node, listed []v1.Platform, what string) []string {
 	var out []string
 	sorted := append([]Node(nil), nodes...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	for _, n := range sorted {
 		np := n.Platform()
-		m := platforms.Only(specs.Platform{OS: np.OS, Architecture: np.Architecture, Variant: np.Variant})
 		served := false
 		for _, p := range listed {
-			sp := specs.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant}
-			if platforms.Normalize(sp).Architecture == np.Architecture && m.Match(sp) {
-				served = true
-				break
-			}
+			served = served || runs(np, platform.Normalize(p))
 		}
 		if !served {
 			out = append(out, fmt.Sprintf("node %s (%s) %s", n.Name, platform.Format(np), what))
 		}
 	}
 	return out
+}
+
+// runs reports whether a node of platform node pulls and runs an image
+// listed as img (both normalised), the way containerd's platform matcher
+// decides for the node's own architecture: same OS and architecture, and for
+// arm and amd64 a variant no newer than the node's (an arm/v7 node runs
+// arm/v6, an amd64/v3 node runs amd64). Cross-architecture fallbacks
+// (arm64 to arm, amd64 to 386) are not counted: they depend on the hardware.
+func runs(node, img v1.Platform) bool {
+	if node.OS != img.OS || node.Architecture != img.Architecture {
+		return false
+	}
+	switch node.Architecture {
+	case "arm", "amd64":
+		nv, nerr := variantLevel(node.Variant)
+		iv, ierr := variantLevel(img.Variant)
+		if nerr == nil && ierr == nil {
+			return iv <= nv
+		}
+	}
+	return node.Variant == img.Variant
+}
+
+// variantLevel turns "v7" into 7 and "" into 1 (amd64's baseline; arm's
+// empty variant is normalised to v7 before this is called).
+func variantLevel(v string) (int, error) {
+	if v == "" {
+		return 1, nil
+	}
+	digits, ok := strings.CutPrefix(v, "v")
+	if !ok {
+		return 0, fmt.Errorf("variant %q", v)
+	}
+	return strconv.Atoi(digits)
 }

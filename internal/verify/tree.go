@@ -80,7 +80,7 @@ func (t *tree) dir(p string, layer int) *inode {
 // was at its path, directory contents included.
 func (t *tree) apply(hdr *tar.Header, layer, seq int) {
 	p := cleanName(hdr.Name)
-	if p == "" {
+	if p == "" || hdr.Typeflag == tar.TypeXGlobalHeader {
 		return
 	}
 	parentPath, base := path.Split(p)

@@ -60,6 +60,11 @@ func TestTreeApply(t *testing.T) {
 			want:   "/etc/\n/etc/b\n/usr/\n/usr/bin/\n/usr/bin/a\n",
 		},
 		{
+			name:   "pax global headers (git archive) are not files",
+			layers: [][]tf{{{name: "pax_global_header", typ: tar.TypeXGlobalHeader}, file("a", 0o644, body)}},
+			want:   "/a\n",
+		},
+		{
 			name: "whiteout deletes a lower file and a lower directory tree",
 			layers: [][]tf{
 				{file("bin/bash", 0o755, body), file("bin/sh", 0o755, body), file("opt/x/y/z", 0o644, body)},

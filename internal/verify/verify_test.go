@@ -52,6 +52,14 @@ func TestIndex(t *testing.T) {
 			opts: Options{Platforms: []v1.Platform{amd64, arm64}, Contract: ContractHelper},
 		},
 		{
+			name: "good helper index with gzip layers",
+			index: func(t testing.TB) v1.ImageIndex {
+				gz := func(l lay) lay { l.gzip = true; return l }
+				return testIndex(t, listed{arm64, testImage(t, arm64, helperConfigOK(), gz(busyboxBase(bins["arm64"])), gz(helperOwn(bins["arm64"])))})
+			},
+			opts: Options{Platforms: []v1.Platform{arm64}, Contract: ContractHelper, AllFiles: true},
+		},
+		{
 			name: "good runner index",
 			index: func(t testing.TB) v1.ImageIndex {
 				return testIndex(t, listed{amd64, goodRunner(t, amd64, "amd64")}, listed{arm64, goodRunner(t, arm64, "arm64")})
