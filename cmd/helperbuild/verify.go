@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 
+	"github.com/google/go-containerregistry/pkg/v1/cache"
 	"github.com/spf13/cobra"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
@@ -102,11 +104,14 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 	if err != nil {
 		return err
 	}
+	// Checks read some layers more than once: keep remote blobs on disk
+	// for the run instead of downloading them again.
+	blobs := cache.NewFilesystemCache(filepath.Join(tmp, "blobs"))
 	var rep *verify.Report
 	if a.Index != nil {
-		rep, err = verify.Index(ctx, a.Index, opts)
+		rep, err = verify.Index(ctx, cache.ImageIndex(a.Index, blobs), opts)
 	} else {
-		rep, err = verify.Image(ctx, a.Image, opts)
+		rep, err = verify.Image(ctx, cache.Image(a.Image, blobs), opts)
 	}
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", arg, err)

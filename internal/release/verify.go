@@ -36,12 +36,9 @@ func verifyImage(ctx context.Context, img Image, opts Options) error {
 		return nil
 	}
 	var problems []string
-	problems = append(problems, rep.Problems...)
-	for _, pr := range rep.Platforms {
-		for _, c := range pr.Checks {
-			if !c.OK {
-				problems = append(problems, pr.Platform+": "+c.Reason)
-			}
+	for _, f := range rep.Findings() {
+		if !strings.Contains(f, ": warning: ") {
+			problems = append(problems, f)
 		}
 	}
 	return fmt.Errorf("image %s failed verification, nothing was published: %s", img.Name, strings.Join(problems, "; "))

@@ -36,21 +36,52 @@ func WriteTable(w io.Writer, name string, r *Report) error {
 		return err
 	}
 	b.WriteString("\n")
-	for _, p := range r.Platforms {
-		for _, c := range p.Checks {
-			switch {
-			case !c.OK:
-				fmt.Fprintf(&b, "%s %s: FAIL: %s\n", p.Platform, c.Name, c.Reason)
-			case c.Warning:
-				fmt.Fprintf(&b, "%s %s: warning: %s\n", p.Platform, c.Name, c.Reason)
-			}
-		}
-	}
-	for _, problem := range r.Problems {
-		fmt.Fprintf(&b, "index: FAIL: %s\n", problem)
+	for _, f := range r.Findings() {
+		fmt.Fprintln(&b, f)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Findings lists every failure and warning once: a reason shared by
+// several platforms is one line naming them all ("linux/amd64,linux/arm64
+// contract: FAIL: ..."), in the order first seen; index-level problems
+// come last, prefixed with "index".
+func (r *Report) Findings() []string {
+	type finding struct {
+		check, kind, reason string
+		platforms           []string
+	}
+	var order []*finding
+	seen := map[string]*finding{}
+	for _, p := range r.Platforms {
+		for _, c := range p.Checks {
+			kind := "FAIL"
+			switch {
+			case !c.OK:
+			case c.Warning:
+				kind = "warning"
+			default:
+				continue
+			}
+			key := c.Name + "\x00" + kind + "\x00" + c.Reason
+			f, ok := seen[key]
+			if !ok {
+				f = &finding{check: c.Name, kind: kind, reason: c.Reason}
+				seen[key] = f
+				order = append(order, f)
+			}
+			f.platforms = append(f.platforms, p.Platform)
+		}
+	}
+	var out []string
+	for _, f := range order {
+		out = append(out, fmt.Sprintf("%s %s: %s: %s", strings.Join(f.platforms, ","), f.check, f.kind, f.reason))
+	}
+	for _, problem := range r.Problems {
+		out = append(out, "index: FAIL: "+problem)
+	}
+	return out
 }
 
 // checkNames lists the check names present, known ones in table order.

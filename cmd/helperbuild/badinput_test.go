@@ -1,0 +1,180 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// recipeYAML is a valid one-image recipe; cases replace parts of it.
+const recipeYAML = `platforms: [linux/amd64]
+binaries:
+  - main: ./cmd/app
+    output: app-{{.OS}}-{{.Arch}}
+images:
+  - name: app
+    dockerfile: Dockerfile
+    contexts: {binary_dir: "binaries:"}
+    tags: [v1]
+`
+
+const okDockerfile = "FROM scratch\nCOPY --from=binary_dir app-linux-amd64 /usr/bin/app\n"
+
+// TestBadInput feeds helperbuild one bad input at a time. Every case must:
+// exit 2 (how it was called) or 1 (what it was asked to do failed); print
+// nothing on stdout; end stderr with exactly one line "helperbuild: ..."
+// naming the bad input (and, unless the failure comes after work started,
+// print nothing else); write nothing into the module directory; leave no
+// temporary file; never panic.
+func TestBadInput(t *testing.T) {
+	baseLayout := relBaseLayout(t)
+	plain := relRegistry(t, "", "")
+	relPushIndex(t, plain+"/g/base:1", relAmd64Index(t), "", "")
+	auth := relRegistry(t, "ci-user", "right-password")
+	relPushIndex(t, auth+"/g/base:1", relAmd64Index(t), "ci-user", "right-password")
+	junk := filepath.Join(t.TempDir(), "junk.tar")
+	require.NoError(t, os.WriteFile(junk, []byte(strings.Repeat("not a tar archive ", 64)), 0o644))
+	vars := strings.NewReplacer("{layout}", baseLayout, "{plain}", plain, "{auth}", auth, "{junk}", junk)
+
+	tests := []struct {
+		name  string
+		files map[string]string // written into the module before the run
+		args  []string
+		env   []string
+		code  int
+		want  []string // the error line contains each
+		// afterWork: the failure comes after compiling started, so progress
+		// lines ("level=...") may precede the error line.
+		afterWork bool
+	}{
+		// How helperbuild is called.
+		{name: "unknown command", args: []string{"frobnicate"}, code: 2, want: []string{`"frobnicate"`}},
+		{name: "unknown flag", args: []string{"build", "--nope"}, code: 2, want: []string{"--nope"}},
+		{name: "two packages", args: []string{"build", "--base", "scratch", "./cmd/app", "./cmd/other"}, code: 2, want: []string{"./cmd/other"}},
+		{name: "jobs 0", args: []string{"build", "--jobs", "0", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{"--jobs"}},
+		{name: "output with an unknown transport", args: []string{"build", "--output", "foo:bar", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{`--output "foo:bar"`}},
+		{name: "push without --tag", args: []string{"push", "--platforms", "linux/amd64", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{"--tag"}},
+		{name: "base without package", args: []string{"build", "--base", "scratch"}, code: 2, want: []string{"--base"}},
+		{name: "package and --config", args: []string{"build", "--config", "x.yaml", "./cmd/app"}, code: 2, want: []string{"--config"}},
+		{name: "negative --retries", args: []string{"push", "--retries", "-1", "--base", "scratch", "--tag", "{plain}/g/app:v1", "./cmd/app"}, code: 2, want: []string{"--retries"}},
+		{name: "negative --timeout", args: []string{"push", "--timeout", "-1s", "--base", "scratch", "--tag", "{plain}/g/app:v1", "./cmd/app"}, code: 2, want: []string{"--timeout"}},
+		{name: "bad SOURCE_DATE_EPOCH", args: []string{"build", "--base", "scratch", "./cmd/app"}, env: []string{"SOURCE_DATE_EPOCH=yesterday"}, code: 2, want: []string{"SOURCE_DATE_EPOCH", "yesterday"}},
+
+		// Platforms.
+		{name: "platform without arch", args: []string{"build", "--platforms", "linux", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{`"linux"`}},
+		{name: "platform without os", args: []string{"build", "--platforms", "arm64", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{`"arm64"`}},
+		{name: "unknown arm variant", args: []string{"build", "--platforms", "linux/arm/v9", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{"linux/arm/v9"}},
+		{name: "not a container platform", args: []string{"build", "--platforms", "windows/amd64", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{"windows/amd64"}},
+		{name: "platform the base lacks", args: []string{"build", "--platforms", "linux/arm64", "--base", "oci:{layout}", "./cmd/app"}, code: 1, want: []string{"linux/arm64", "linux/amd64"}},
+
+		// Bases.
+		{name: "missing layout base", args: []string{"build", "--platforms", "linux/amd64", "--base", "oci:/nonexistent", "./cmd/app"}, code: 1, want: []string{"oci:/nonexistent"}},
+		{name: "missing layout entry", args: []string{"build", "--platforms", "linux/amd64", "--base", "oci:{layout}:nope", "./cmd/app"}, code: 1, want: []string{`"nope"`}},
+		{name: "registry base not found", args: []string{"build", "--platforms", "linux/amd64", "--base", "{plain}/g/missing:1", "./cmd/app"}, code: 1, want: []string{"{plain}/g/missing:1", "not found"}},
+		{name: "unreachable registry", args: []string{"build", "--retries", "0", "--platforms", "linux/amd64", "--base", "127.0.0.1:1/g/base:1", "./cmd/app"}, code: 1, want: []string{"127.0.0.1:1", "connection refused"}},
+		{name: "wrong credentials", args: []string{"build", "--platforms", "linux/amd64", "--base", "{auth}/g/base:1", "./cmd/app"},
+			env: []string{"CI_REGISTRY={auth}", "CI_REGISTRY_USER=ci-user", "CI_REGISTRY_PASSWORD=wrong-password"}, code: 1, want: []string{"{auth}/g/base:1", "authentication failed"}},
+		{name: "corrupt oci-archive base", args: []string{"build", "--platforms", "linux/amd64", "--base", "oci-archive:{junk}", "./cmd/app"}, code: 1, want: []string{"{junk}", "corrupt"}},
+
+		// References and tags.
+		{name: "push tag that is not a reference", args: []string{"push", "--platforms", "linux/amd64", "--base", "scratch", "--tag", "Bad Ref", "./cmd/app"}, code: 2, want: []string{`"Bad Ref"`}},
+		{name: "layout tag that is not a tag", args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--tag", "Bad Ref", "./cmd/app"}, code: 2, want: []string{`"Bad Ref"`}},
+
+		// Go sources.
+		{name: "missing main package", args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "./cmd/missing"}, code: 2, want: []string{"./cmd/missing"}},
+		{name: "compile error", files: map[string]string{"cmd/bad/main.go": "package main\n\nfunc main() {\n"},
+			args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "./cmd/bad"}, code: 1, want: []string{"./cmd/bad", "syntax error"}},
+
+		// Recipes and Dockerfiles.
+		{name: "no recipe and no package", args: []string{"build"}, code: 2, want: []string{"helperbuild.yaml"}},
+		{name: "missing config file", args: []string{"build", "--config", "missing.yaml"}, code: 2, want: []string{"missing.yaml"}},
+		{name: "unknown config key", files: map[string]string{"helperbuild.yaml": "platformz: [linux/amd64]\n" + recipeYAML, "Dockerfile": okDockerfile},
+			args: []string{"build"}, code: 2, want: []string{"helperbuild.yaml:1", `"platformz"`}},
+		{name: "template error", files: map[string]string{"helperbuild.yaml": strings.Replace(recipeYAML, "{{.OS}}", "{{.Nope}}", 1), "Dockerfile": okDockerfile},
+			args: []string{"build"}, code: 2, want: []string{"helperbuild.yaml:4", ".Nope"}},
+		{name: "unknown image", files: map[string]string{"helperbuild.yaml": recipeYAML, "Dockerfile": okDockerfile},
+			args: []string{"build", "--image", "nope"}, code: 2, want: []string{`"nope"`}},
+		{name: "Dockerfile with RUN", files: map[string]string{"helperbuild.yaml": recipeYAML, "Dockerfile": "FROM scratch\nRUN echo hi\n"},
+			args: []string{"build"}, code: 2, want: []string{"Dockerfile:2", "RUN"}},
+		{name: "COPY source outside its context", files: map[string]string{"helperbuild.yaml": recipeYAML, "Dockerfile": "FROM scratch\nCOPY ../outside.txt /x\n"},
+			args: []string{"build"}, code: 1, want: []string{"Dockerfile:2", "../outside.txt"}, afterWork: true},
+		{name: "dockerfile outside the recipe directory", files: map[string]string{"helperbuild.yaml": strings.Replace(recipeYAML, "dockerfile: Dockerfile", "dockerfile: ../Dockerfile", 1)},
+			args: []string{"build"}, code: 2, want: []string{"../Dockerfile"}},
+
+		// Outputs.
+		{name: "output path under a file", files: map[string]string{"afile": "x"},
+			args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--output", "oci:afile/sub", "./cmd/app"}, code: 1, want: []string{"afile"}, afterWork: true},
+
+		// verify.
+		{name: "verify without a reference", args: []string{"verify"}, code: 2, want: []string{"verify"}},
+		{name: "verify --format xml", args: []string{"verify", "--format", "xml", "oci:{layout}"}, code: 2, want: []string{`"xml"`}},
+		{name: "verify a missing layout", args: []string{"verify", "oci:/nonexistent/layout"}, code: 1, want: []string{"oci:/nonexistent/layout"}},
+	}
+	require.GreaterOrEqual(t, len(tests), 25)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := relModule(t)
+			relWrite(t, dir, tt.files)
+			t.Chdir(dir)
+			before := relSnapshot(t, dir)
+			args := make([]string, len(tt.args))
+			for i, a := range tt.args {
+				args[i] = vars.Replace(a)
+			}
+			env := tt.env
+			for i := range env {
+				env[i] = vars.Replace(env[i])
+			}
+
+			res := relRun(t, t.Context(), relEnv(t, env...), args...)
+
+			assert.Equal(t, tt.code, res.code, "exit code; stderr: %s", res.stderr)
+			assert.Empty(t, res.stdout, "stdout")
+			lines := relLines(res.stderr)
+			require.NotEmpty(t, lines, "stderr is empty")
+			last := lines[len(lines)-1]
+			assert.True(t, strings.HasPrefix(last, "helperbuild: "), "the error line starts with helperbuild: %q", last)
+			for _, w := range tt.want {
+				assert.Contains(t, last, vars.Replace(w), "the error line names the input")
+			}
+			if tt.afterWork {
+				for _, l := range lines[:len(lines)-1] {
+					assert.True(t, strings.HasPrefix(l, "level="), "only progress precedes the error: %q", l)
+				}
+			} else {
+				assert.Len(t, lines, 1, "one line on stderr: %q", res.stderr)
+			}
+			assert.NotContains(t, res.stderr, "panic")
+			assert.NotContains(t, res.stderr, "goroutine ")
+			assert.Equal(t, before, relSnapshot(t, dir), "nothing written into the module directory")
+		})
+	}
+}
+
+// TestDuplicatePlatformsAreBuiltOnce: repeating a platform is not an error;
+// the image holds it once.
+func TestDuplicatePlatformsAreBuiltOnce(t *testing.T) {
+	dir := relModule(t)
+	t.Chdir(dir)
+	res := relRun(t, t.Context(), relEnv(t), "build", "--platforms", "linux/amd64,linux/amd64", "--base", "scratch", "./cmd/app")
+	require.Equal(t, 0, res.code, res.stderr)
+	p, err := layout.FromPath(filepath.Join(dir, "out", "oci"))
+	require.NoError(t, err)
+	idx, err := p.ImageIndex()
+	require.NoError(t, err)
+	im, err := idx.IndexManifest()
+	require.NoError(t, err)
+	require.Len(t, im.Manifests, 1, "one entry in the layout")
+	child, err := idx.ImageIndex(im.Manifests[0].Digest)
+	require.NoError(t, err)
+	cm, err := child.IndexManifest()
+	require.NoError(t, err)
+	require.Len(t, cm.Manifests, 1, "linux/amd64 once")
+	assert.Equal(t, "amd64", cm.Manifests[0].Platform.Architecture)
+	assert.Equal(t, 1, strings.Count(res.stdout, "linux/amd64"), "the table lists it once:\n%s", res.stdout)
+}
