@@ -15,24 +15,24 @@ import (
 
 // buildFlags are the flags build and push share.
 type buildFlags struct {
-	platforms     string
-	jobs          int
-	ldflags       string
-	version       string
-	revision      string
-	branch        string
-	source        string
-	insecure      []string
-	metadataFile  string
-	base          string
-	binaryName    string
-	tags          []string
-	config        string
-	images        []string
-	repo          string
-	output        string
-	cacheDir      string
-	noCache       bool
+	platforms    string
+	jobs         int
+	ldflags      string
+	version      string
+	revision     string
+	branch       string
+	source       string
+	insecure     []string
+	metadataFile string
+	base         string
+	binaryName   string
+	tags         []string
+	config       string
+	images       []string
+	repo         string
+	output       string
+	cacheDir     string
+	noCache      bool
 }
 
 func newBuildCmd(env Env, push bool) *cobra.Command {

@@ -187,4 +187,3 @@ func (d *destination) publish(ctx context.Context, res *release.Result, opts ima
 	log.Info("written", "output", d.output.String())
 	return nil
 }
-

@@ -16,6 +16,8 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	// exitInterrupted is SIGINT's; main turns SIGTERM into 143.
+	exitInterrupted = 130
 )
 
 // usageError marks an error in how helperbuild was called (exit 2).
@@ -42,8 +44,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 	fmt.Fprintln(stderr, "helperbuild: "+msg)
 	var u usageError
 	switch {
-	case ctx.Err() != nil && errors.Is(err, context.Canceled) || ctx.Err() != nil:
-		return 130
+	case ctx.Err() != nil:
+		return exitInterrupted
 	case errors.As(err, &u):
 		return exitUsage
 	}

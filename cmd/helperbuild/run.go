@@ -173,4 +173,3 @@ func epochOf(env Env, git gitmeta.Info) (time.Time, error) {
 	}
 	return time.Unix(0, 0).UTC(), nil
 }
-

@@ -2,9 +2,9 @@ package imageref
 
 import (
 	"archive/tar"
+	"context"
 	"io"
 	"log"
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"

@@ -130,8 +130,8 @@ type image struct {
 
 var _ partial.CompressedImageCore = (*image)(nil)
 
-func (i *image) RawConfigFile() ([]byte, error)       { return i.config, nil }
-func (i *image) RawManifest() ([]byte, error)         { return i.manifest, nil }
+func (i *image) RawConfigFile() ([]byte, error)      { return i.config, nil }
+func (i *image) RawManifest() ([]byte, error)        { return i.manifest, nil }
 func (i *image) MediaType() (types.MediaType, error) { return types.OCIManifestSchema1, nil }
 
 func (i *image) LayerByDigest(h v1.Hash) (partial.CompressedLayer, error) {

@@ -70,4 +70,3 @@ func openLayout(dir string) (layout.Path, error) {
 	}
 	return p, nil
 }
-

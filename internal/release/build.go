@@ -16,13 +16,13 @@ import (
 
 // Image is one built multi-arch image, ready to publish.
 type Image struct {
-	Name         string
-	Index        v1.ImageIndex
-	Digest       v1.Hash
-	Platforms    []Platform
-	Tags         []string
-	Contract     string
-	BaseName     string
+	Name      string
+	Index     v1.ImageIndex
+	Digest    v1.Hash
+	Platforms []Platform
+	Tags      []string
+	Contract  string
+	BaseName  string
 }
 
 // Platform is one platform's manifest of an Image.
@@ -127,4 +127,3 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 	}
 	return res, nil
 }
-
