@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"golang.org/x/sync/errgroup"
 )
 
 // RegistryOptions configures ToRegistry.
@@ -17,7 +19,9 @@ type RegistryOptions struct {
 	Remote []remote.Option
 	// NameOptions apply when parsing repositories (name.Insecure for hosts the user named).
 	NameOptions func(repo string) []name.Option
-	Logger      *slog.Logger
+	// Jobs bounds how many platform images are pushed at once; 0 means 4.
+	Jobs   int
+	Logger *slog.Logger
 }
 
 // Result says what ToRegistry did.
@@ -60,8 +64,12 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 		}
 	}
 
-	// Phase 1: every blob and manifest, by digest.
+	// Phase 1: every blob and manifest, by digest: each platform's image
+	// (in parallel), then the index over them.
 	for i, img := range images {
+		if err := pushPlatforms(ctx, pusher, repos[i], img.Index, opts.Jobs, log); err != nil {
+			return nil, err
+		}
 		digest, err := img.Index.Digest()
 		if err != nil {
 			return nil, err
@@ -117,6 +125,42 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 		log.Info("tagged", "tag", tag.String(), "digest", t.digest.String())
 	}
 	return res, nil
+}
+
+// pushPlatforms pushes every image of idx by digest, jobs at a time.
+func pushPlatforms(ctx context.Context, pusher *remote.Pusher, repo name.Repository, idx v1.ImageIndex, jobs int, log *slog.Logger) error {
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return err
+	}
+	if jobs <= 0 {
+		jobs = 4
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(jobs)
+	for _, d := range im.Manifests {
+		g.Go(func() error {
+			img, err := idx.Image(d.Digest)
+			if err != nil {
+				return err
+			}
+			ref := repo.Digest(d.Digest.String())
+			start := time.Now()
+			if err := pusher.Push(gctx, ref, img); err != nil {
+				return fmt.Errorf("push %s: %w", ref, explain(err))
+			}
+			var p string
+			if d.Platform != nil {
+				p = d.Platform.OS + "/" + d.Platform.Architecture
+				if d.Platform.Variant != "" {
+					p += "/" + d.Platform.Variant
+				}
+			}
+			log.Info("pushed", "image", repo.String(), "platform", p, "digest", d.Digest.String(), "duration", time.Since(start).Round(time.Millisecond))
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 func manifestDigests(idx v1.ImageIndex) ([]v1.Hash, error) {
