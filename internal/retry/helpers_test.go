@@ -1,0 +1,148 @@
+package retry
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// server answers attempt n (0-based) of every request with handle.
+type server struct {
+	*httptest.Server
+	hits atomic.Int32
+}
+
+func newServer(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, n int)) *server {
+	t.Helper()
+	s := &server{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := int(s.hits.Add(1)) - 1
+		handle(w, r, n)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// reset closes the client's connection with a TCP RST.
+func reset(t *testing.T, w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		t.Errorf("hijack: %v", err)
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// closeConn closes the client's connection without a response (EOF).
+func closeConn(t *testing.T, w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		t.Errorf("hijack: %v", err)
+		return
+	}
+	_ = conn.Close()
+}
+
+// sleeps records the waits a Transport asks for, without waiting.
+type sleeps struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.d = append(s.d, d)
+	s.mu.Unlock()
+	return context.Cause(ctx)
+}
+
+func (s *sleeps) all() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.d...)
+}
+
+// logBuffer is a concurrency-safe log sink.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := strings.TrimSpace(l.buf.String())
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// fixture is a Transport with recorded sleeps and logs; jitter is fixed at rnd.
+type fixture struct {
+	rt     *Transport
+	sleeps *sleeps
+	logs   *logBuffer
+}
+
+func newFixture(t *testing.T, next http.RoundTripper, mod func(*Options)) *fixture {
+	t.Helper()
+	f := &fixture{sleeps: &sleeps{}, logs: &logBuffer{}}
+	o := DefaultOptions()
+	o.Rand = func() float64 { return 0.5 }
+	o.Sleep = f.sleeps.sleep
+	o.Logger = slog.New(slog.NewTextHandler(f.logs, nil))
+	if mod != nil {
+		mod(&o)
+	}
+	rt, err := New(next, o)
+	require.NoError(t, err)
+	f.rt = rt
+	return f
+}
+
+func (f *fixture) client() *http.Client { return &http.Client{Transport: f.rt} }
+
+// refusedThenReal sends the first k attempts to a closed port, then to the
+// real server: a real "connection refused".
+type refusedThenReal struct {
+	k      int32
+	n      atomic.Int32
+	closed string // host:port nobody listens on
+}
+
+func (r *refusedThenReal) RoundTrip(req *http.Request) (*http.Response, error) {
+	if r.n.Add(1) <= r.k {
+		req = req.Clone(req.Context())
+		req.URL.Host = r.closed
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}

@@ -1,0 +1,213 @@
+package retry
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const blob = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+// writeTruncated answers with the full Content-Length but only the first
+// half of body, then closes the connection.
+func writeTruncated(t *testing.T, w http.ResponseWriter, h http.Header, body string) {
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		t.Errorf("hijack: %v", err)
+		return
+	}
+	defer conn.Close()
+	fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n", len(body))
+	_ = h.Write(buf)
+	fmt.Fprintf(buf, "\r\n%s", body[:len(body)/2])
+	_ = buf.Flush()
+}
+
+// serveRange answers a Range request like a registry does.
+func serveRange(w http.ResponseWriter, r *http.Request, body string) {
+	var start, end int
+	if _, err := fmt.Sscanf(r.Header.Get("Range"), "bytes=%d-%d", &start, &end); err != nil {
+		w.WriteHeader(400)
+		return
+	}
+	w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, end, len(body)))
+	w.WriteHeader(http.StatusPartialContent)
+	_, _ = io.WriteString(w, body[start:end+1])
+}
+
+func TestBodyCutShortIsResumed(t *testing.T) {
+	digest := http.Header{"Docker-Content-Digest": {"sha256:abc"}}
+	tests := []struct {
+		name string
+		// second answers the request after the cut.
+		second  func(w http.ResponseWriter, r *http.Request)
+		first   http.Header
+		wantErr string
+		resumed bool
+	}{
+		{name: "range honoured", first: digest, resumed: true, second: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Docker-Content-Digest", "sha256:abc")
+			serveRange(w, r, blob)
+		}},
+		{name: "range ignored: the prefix is skipped", first: digest, resumed: true, second: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Docker-Content-Digest", "sha256:abc")
+			_, _ = io.WriteString(w, blob)
+		}},
+		{name: "strong ETag", first: http.Header{"Etag": {`"v1"`}}, resumed: true, second: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("ETag", `"v1"`)
+			serveRange(w, r, blob)
+		}},
+		{name: "content changed", first: digest, resumed: true, wantErr: "cannot be resumed: the content changed", second: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Docker-Content-Digest", "sha256:def")
+			serveRange(w, r, blob)
+		}},
+		{name: "wrong range", first: digest, resumed: true, wantErr: "asked for bytes 18-35/36, got 0-35/36", second: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Docker-Content-Digest", "sha256:abc")
+			r.Header.Set("Range", "bytes=0-35")
+			serveRange(w, r, blob)
+		}},
+		{name: "no validator: not resumed", first: http.Header{"Etag": {`W/"weak"`}}, wantErr: "unexpected EOF"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				if n == 0 {
+					writeTruncated(t, w, tt.first, blob)
+					return
+				}
+				tt.second(w, r)
+			})
+			f := newFixture(t, nil, nil)
+			resp, err := f.client().Get(srv.URL + "/v2/g/h/blobs/sha256:abc")
+			require.NoError(t, err)
+			got, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+			} else {
+				require.NoError(t, err)
+				assert.Equal(t, blob, string(got))
+			}
+			if tt.resumed {
+				assert.Equal(t, map[string]int{"body cut short: unexpected EOF": 1}, f.rt.Stats().Retries)
+				require.Len(t, f.logs.lines(), 1)
+				assert.Contains(t, f.logs.lines()[0], "body cut short after 18 of 36 bytes")
+			} else {
+				assert.Zero(t, f.rt.Stats().Total())
+			}
+		})
+	}
+}
+
+func TestBodyResumeSharesTheRetryBudget(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 0 {
+			w.WriteHeader(503)
+			return
+		}
+		// Every later answer breaks off: the budget of 2 retries is spent
+		// by one status retry and one resume.
+		writeTruncated(t, w, http.Header{"Docker-Content-Digest": {"sha256:abc"}}, blob)
+	})
+	f := newFixture(t, nil, func(o *Options) { o.Retries = 2 })
+	resp, err := f.client().Get(srv.URL + "/v2/g/h/blobs/sha256:abc")
+	require.NoError(t, err)
+	_, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "gave up after 3 attempts (last: body cut short: unexpected EOF)")
+	assert.EqualValues(t, 3, srv.hits.Load())
+}
+
+func TestStalledBodyIsResumed(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Header().Set("Docker-Content-Digest", "sha256:abc")
+		if n == 0 {
+			w.Header().Set("Content-Length", fmt.Sprint(len(blob)))
+			_, _ = io.WriteString(w, blob[:10])
+			_ = http.NewResponseController(w).Flush()
+			select { // stall until the client gives up
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		serveRange(w, r, blob)
+	})
+	f := newFixture(t, nil, func(o *Options) { o.Timeout = 20 * time.Millisecond })
+	resp, err := f.client().Get(srv.URL + "/v2/g/h/blobs/sha256:abc")
+	require.NoError(t, err)
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, blob, string(got))
+	assert.Equal(t, map[string]int{"body cut short: timeout": 1}, f.rt.Stats().Retries)
+}
+
+func TestParseContentRange(t *testing.T) {
+	tests := []struct {
+		in                string
+		start, end, total int64
+		ok                bool
+	}{
+		{"bytes 0-9/10", 0, 9, 10, true},
+		{"bytes 5-9/*", 5, 9, -1, true},
+		{"bytes 9-5/10", 0, 0, 0, false},
+		{"bytes -1-5/10", 0, 0, 0, false},
+		{"items 0-9/10", 0, 0, 0, false},
+		{"bytes 0-9", 0, 0, 0, false},
+		{"", 0, 0, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			s, e, tot, err := parseContentRange(tt.in)
+			if !tt.ok {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, []int64{tt.start, tt.end, tt.total}, []int64{s, e, tot})
+		})
+	}
+}
+
+func FuzzParseContentRange(f *testing.F) {
+	for _, s := range []string{"bytes 0-9/10", "bytes 5-9/*", "bytes 9-5/10", "bytes 1-2/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		start, end, total, err := parseContentRange(s)
+		if err != nil {
+			return
+		}
+		if start < 0 || end < start || total < -1 {
+			t.Fatalf("%q parsed to %d-%d/%d", s, start, end, total)
+		}
+		if !strings.HasPrefix(s, "bytes ") {
+			t.Fatalf("%q accepted without the bytes unit", s)
+		}
+	})
+}
+
+func FuzzRetryAfter(f *testing.F) {
+	for _, s := range []string{"3", "-1", "Wed, 21 Oct 2015 07:28:00 GMT", "99999999999999999999", ""} {
+		f.Add(s)
+	}
+	now := time.Date(2015, 10, 21, 7, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		resp := &http.Response{Header: http.Header{"Retry-After": {s}}}
+		d, ok := retryAfter(resp, now)
+		if ok && (d < 0 || d > 24*time.Hour) {
+			t.Fatalf("%q: wait %s", s, d)
+		}
+	})
+}

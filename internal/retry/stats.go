@@ -1,0 +1,77 @@
+package retry
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Stats counts what a Transport did, for a summary at the end of a run.
+type Stats struct {
+	// Retries counts retries by reason ("status 503", "connection reset",
+	// "timeout", "body cut short: unexpected EOF", "blob upload restarted:
+	// status 502", ...).
+	Retries map[string]int
+	// GaveUp counts requests that still failed transiently when their
+	// retries were used up.
+	GaveUp int
+}
+
+// Total is the number of retries of every reason.
+func (s Stats) Total() int {
+	n := 0
+	for _, v := range s.Retries {
+		n += v
+	}
+	return n
+}
+
+// String summarises s on one line: "3 retries (2 status 503, 1 timeout)".
+func (s Stats) String() string {
+	if s.Total() == 0 && s.GaveUp == 0 {
+		return "no retries"
+	}
+	reasons := slices.Sorted(maps.Keys(s.Retries))
+	parts := make([]string, 0, len(reasons))
+	for _, r := range reasons {
+		parts = append(parts, fmt.Sprintf("%d %s", s.Retries[r], r))
+	}
+	out := fmt.Sprintf("%d retries (%s)", s.Total(), strings.Join(parts, ", "))
+	if s.Total() == 0 {
+		out = "no retries"
+	}
+	if s.GaveUp > 0 {
+		out += fmt.Sprintf(", %d requests failed after their last retry", s.GaveUp)
+	}
+	return out
+}
+
+// counters is the mutable side of Stats.
+type counters struct {
+	mu      sync.Mutex
+	retries map[string]int
+	gaveUp  int
+}
+
+func (c *counters) retry(reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.retries == nil {
+		c.retries = map[string]int{}
+	}
+	c.retries[reason]++
+}
+
+func (c *counters) gaveUpOnce() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gaveUp++
+}
+
+func (c *counters) snapshot() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Stats{Retries: maps.Clone(c.retries), GaveUp: c.gaveUp}
+}

@@ -1,0 +1,200 @@
+package faultproxy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/google/go-containerregistry/pkg/v1/validate"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/retry"
+)
+
+// multiArch is a two-platform index whose layers are big enough to be cut.
+func multiArch(t *testing.T) v1.ImageIndex {
+	t.Helper()
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, arch := range []string{"amd64", "arm64"} {
+		img, err := random.Image(64<<10, 2)
+		require.NoError(t, err)
+		img = mutate.MediaType(img, types.OCIManifestSchema1)
+		cf, err := img.ConfigFile()
+		require.NoError(t, err)
+		cf = cf.DeepCopy()
+		cf.OS, cf.Architecture = "linux", arch
+		img, err = mutate.ConfigFile(img, cf)
+		require.NoError(t, err)
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
+	}
+	return idx
+}
+
+// syncBuffer is a log sink safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// client is the retrying transport helperbuild uses, with waits recorded
+// instead of slept.
+func client(t *testing.T, logs io.Writer) *retry.Transport {
+	t.Helper()
+	o := retry.DefaultOptions()
+	o.Base, o.Max = time.Millisecond, 2*time.Millisecond // go-containerregistry's upload restarts sleep for real
+	o.Timeout = 250 * time.Millisecond                   // ends Slow faults
+	o.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	o.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	rt, err := retry.New(nil, o)
+	require.NoError(t, err)
+	return rt
+}
+
+func remoteOptions(ctx context.Context, rt *retry.Transport) []remote.Option {
+	return append([]remote.Option{remote.WithContext(ctx), remote.WithTransport(rt)}, rt.RemoteOptions()...)
+}
+
+func startRegistry(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+func push(ctx context.Context, host string, idx v1.ImageIndex, rt *retry.Transport) error {
+	_, err := publish.ToRegistry(ctx, []publish.Image{{Repository: host + "/g/helper", Index: idx, Tags: []string{"v1", "latest"}}},
+		publish.RegistryOptions{Remote: remoteOptions(ctx, rt)})
+	return err
+}
+
+func TestPushThroughTransientFaults(t *testing.T) {
+	idx := multiArch(t)
+	want, err := idx.Digest()
+	require.NoError(t, err)
+
+	// The fault-free reference push.
+	clean := startRegistry(t)
+	require.NoError(t, push(t.Context(), clean, idx, client(t, io.Discard)))
+	cleanDesc, err := remote.Head(mustRef(t, clean+"/g/helper:v1"))
+	require.NoError(t, err)
+	require.Equal(t, want, cleanDesc.Digest)
+
+	faults := 0
+	for seed := int64(1); seed <= 6; seed++ {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			host := startRegistry(t)
+			p := start(t, Options{Target: "http://" + host, Seed: seed, Rate: 0.3})
+			logs := &syncBuffer{}
+			rt := client(t, logs)
+			require.NoError(t, push(t.Context(), p.Addr(), idx, rt), "proxy stats: %+v", p.Stats())
+
+			// What the registry holds, read without the proxy: same digests, every blob intact.
+			for _, tag := range []string{"v1", "latest"} {
+				desc, err := remote.Head(mustRef(t, host+"/g/helper:"+tag))
+				require.NoError(t, err)
+				assert.Equal(t, cleanDesc.Digest, desc.Digest)
+			}
+			stored, err := remote.Index(mustRef(t, host+"/g/helper:v1"))
+			require.NoError(t, err)
+			require.NoError(t, validate.Index(stored))
+
+			// Pulling through the faults gives the same bytes.
+			pulled, err := remote.Index(mustRef(t, p.Addr()+"/g/helper:v1"), remoteOptions(t.Context(), rt)...)
+			require.NoError(t, err)
+			require.NoError(t, validate.Index(pulled))
+
+			st := p.Stats()
+			faults += len(st.Injected)
+			t.Logf("seed %d: %d requests, faults %v; client: %s", seed, st.Requests, st.Faults, rt.Stats())
+			if len(st.Injected) > 0 {
+				assert.Positive(t, rt.Stats().Total(), "every injected fault costs a retry")
+			}
+			retryLines := strings.Count(logs.String(), `msg="retrying request"`) + strings.Count(logs.String(), `msg="restarting blob upload"`)
+			assert.Equal(t, rt.Stats().Total(), retryLines, "one log line per retry")
+		})
+	}
+	assert.Positive(t, faults, "the seeds injected faults at all")
+}
+
+func TestPushUnderPersistentFaultFailsClearly(t *testing.T) {
+	tests := []struct {
+		name  string
+		opts  Options
+		wants []string
+	}{
+		{
+			name: "every blob upload reset",
+			opts: Options{Persistent: true, Faults: []Fault{ResetMidBody},
+				Match: func(r *http.Request) bool { return r.Method == http.MethodPatch }},
+			wants: []string{"push ", "/g/helper@sha256:"},
+		},
+		{
+			name: "every manifest PUT answered 5xx",
+			opts: Options{Persistent: true, Faults: []Fault{Status5xx},
+				Match: func(r *http.Request) bool {
+					return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/")
+				}},
+			wants: []string{"push ", "faultproxy: injected 50"},
+		},
+		{
+			name:  "every request answered 429",
+			opts:  Options{Persistent: true, Faults: []Fault{TooMany}},
+			wants: []string{"TOOMANYREQUESTS: faultproxy: injected 429"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			host := startRegistry(t)
+			tt.opts.Target = "http://" + host
+			p := start(t, tt.opts)
+			rt := client(t, io.Discard)
+			err := push(t.Context(), p.Addr(), multiArch(t), rt)
+			require.Error(t, err)
+			for _, w := range tt.wants {
+				assert.Contains(t, err.Error(), w)
+			}
+			assert.NotContains(t, err.Error(), "\n")
+			assert.Positive(t, rt.Stats().Total(), "it was retried before giving up")
+			_, err = remote.Head(mustRef(t, host+"/g/helper:v1"))
+			assert.ErrorContains(t, err, "404", "nothing was tagged")
+		})
+	}
+}
+
+func mustRef(t *testing.T, s string) name.Reference {
+	t.Helper()
+	r, err := name.ParseReference(s)
+	require.NoError(t, err)
+	return r
+}
