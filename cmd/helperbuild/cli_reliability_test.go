@@ -81,7 +81,9 @@ func TestPushUnderPersistentFaultFailsClearly(t *testing.T) {
 	t.Chdir(dir)
 	reg := relRegistry(t, "", "")
 	p := relProxy(t, faultproxy.Options{Target: "http://" + reg, Persistent: true, Faults: []faultproxy.Fault{faultproxy.Status5xx},
-		Match: func(r *http.Request) bool { return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") }})
+		Match: func(r *http.Request) bool {
+			return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/")
+		}})
 	res := relRun(t, t.Context(), relEnv(t), "push", "--retries", "2", "--platforms", "linux/amd64", "--base", "scratch",
 		"--tag", p.Addr()+"/g/app:v1", "./cmd/app")
 	assert.Equal(t, 1, res.code, res.stderr)

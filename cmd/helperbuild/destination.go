@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
 
@@ -38,6 +41,9 @@ func parseDestination(f *buildFlags, env Env, pkg string, push bool) (*destinati
 		}
 		if ref.Tag != "" {
 			return nil, usagef("--output %q: name entries with --tag, not in --output", f.output)
+		}
+		if err := checkOutputPath(ref); err != nil {
+			return nil, err
 		}
 		d.output = ref
 		d.names = f.tags
@@ -97,6 +103,31 @@ func (d *destination) reference(img release.Image) string {
 		return d.tagRefs[0].Context().String()
 	}
 	return strings.TrimSuffix(d.prefix, "/") + "/" + img.Name
+}
+
+// repositories lists the registry repositories a push of plan writes to.
+func (d *destination) repositories(plan *recipe.Plan) []name.Repository {
+	var out []name.Repository
+	seen := map[string]bool{}
+	add := func(r name.Repository) {
+		if !seen[r.String()] {
+			seen[r.String()] = true
+			out = append(out, r)
+		}
+	}
+	if d.configFree {
+		for _, t := range d.tagRefs {
+			add(t.Context())
+		}
+		return out
+	}
+	for _, img := range plan.Images {
+		// parseDestination checked the prefix, and recipe checked the name.
+		if r, err := imageref.ParseRepository(strings.TrimSuffix(d.prefix, "/")+"/"+img.Name, d.insecure); err == nil {
+			add(r)
+		}
+	}
+	return out
 }
 
 // indexTags are the tags that point at img's index, as full references
@@ -186,4 +217,34 @@ func (d *destination) publish(ctx context.Context, res *release.Result, opts ima
 	}
 	log.Info("written", "output", d.output.String())
 	return nil
+}
+
+// checkOutputPath fails early when the output cannot be written: an oci:
+// directory that exists as a file, or a path under a file; an archive whose
+// directory does not exist. Nothing is created here.
+func checkOutputPath(ref imageref.Ref) error {
+	dir := ref.Path
+	if ref.Transport == imageref.Archive {
+		if fi, err := os.Stat(ref.Path); err == nil && fi.IsDir() {
+			return usagef("--output %s: %s is a directory; give a file name, e.g. oci-archive:image.tar", ref, ref.Path)
+		}
+		dir = filepath.Dir(ref.Path)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return usagef("--output %s: directory %s does not exist", ref, dir)
+		}
+		return nil
+	}
+	// The first existing ancestor must be a directory.
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err == nil {
+			if !fi.IsDir() {
+				return usagef("--output %s: %s is a file, not a directory", ref, p)
+			}
+			return nil
+		}
+		if parent := filepath.Dir(p); parent == p {
+			return nil
+		}
+	}
 }

@@ -11,27 +11,22 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// NotifyContext does not say which signal arrived; a second channel
-	// does, for the exit code (130 for SIGINT, 143 for SIGTERM).
-	which := make(chan os.Signal, 1)
-	signal.Notify(which, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		signal.Stop(sigs) // a second signal ends the process at once
+		cancel(signalCause{sig})
+	}()
 	code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
-	stop()
-	if ctx.Err() != nil {
-		select {
-		case s := <-which:
-			code = signalExitCode(s)
-		default:
-		}
-	}
+	cancel(nil)
 	os.Exit(code)
 }
 
-// signalExitCode is the shell's convention: 128 + the signal number.
-func signalExitCode(s os.Signal) int {
-	if n, ok := s.(syscall.Signal); ok {
-		return 128 + int(n)
-	}
-	return 130
-}
+// signalCause cancels a run on a signal; Run exits 128+signal for it
+// (130 for SIGINT, 143 for SIGTERM).
+type signalCause struct{ sig os.Signal }
+
+func (s signalCause) Error() string     { return "interrupted by " + s.sig.String() }
+func (s signalCause) Signal() os.Signal { return s.sig }

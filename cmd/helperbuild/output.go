@@ -63,9 +63,12 @@ func writeMetadata(path string, res *release.Result, d *destination) error {
 	for _, img := range res.Images {
 		mi := metadataImage{Name: img.Name, Reference: d.reference(img), Digest: img.Digest.String(), Tags: d.indexTags(img)}
 		for _, p := range img.Platforms {
-			tags := p.Tags
-			if tags == nil {
-				tags = []string{}
+			tags := []string{}
+			for _, t := range p.Tags {
+				if d.push {
+					t = d.reference(img) + ":" + t
+				}
+				tags = append(tags, t)
 			}
 			mi.Platforms = append(mi.Platforms, metadataPlatform{Platform: platform.Format(p.Platform), Digest: p.Digest.String(), Size: p.Size, Tags: tags})
 		}

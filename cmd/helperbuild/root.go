@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/helperbuild/helperbuild/internal/release"
 )
 
 // Exit codes.
@@ -16,7 +20,7 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
-	// exitInterrupted is SIGINT's; main turns SIGTERM into 143.
+	// exitInterrupted is for a cancelled run whose cause names no signal.
 	exitInterrupted = 130
 )
 
@@ -43,13 +47,27 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 	msg := strings.ReplaceAll(err.Error(), "\n", " | ")
 	fmt.Fprintln(stderr, "helperbuild: "+msg)
 	var u usageError
+	var input *release.InputError
 	switch {
 	case ctx.Err() != nil:
-		return exitInterrupted
-	case errors.As(err, &u):
+		return interruptedCode(ctx)
+	case errors.As(err, &u), errors.As(err, &input):
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// interruptedCode is the exit code of a run whose context was cancelled:
+// 128+N when the cause carries signal N (main cancels with the signal: 130
+// for SIGINT, 143 for SIGTERM), else exitInterrupted.
+func interruptedCode(ctx context.Context) int {
+	var s interface{ Signal() os.Signal }
+	if errors.As(context.Cause(ctx), &s) {
+		if n, ok := s.Signal().(syscall.Signal); ok {
+			return 128 + int(n)
+		}
+	}
+	return exitInterrupted
 }
 
 // NewRootCmd returns the helperbuild command tree. env is the process
@@ -63,6 +81,14 @@ directly (no Docker daemon, no QEMU) and publishes one OCI image index per image
 so every node of a mixed-architecture cluster pulls its native build from one tag.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+	}
+	// An unknown command is a usage error (cobra's own is a plain error).
+	root.Args = cobra.ArbitraryArgs
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usagef("unknown command %q (see %s --help)", args[0], cmd.CommandPath())
+		}
+		return cmd.Help()
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}

@@ -11,6 +11,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/gitmeta"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
+	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
@@ -21,6 +22,9 @@ func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool)
 	log := logger(cmd.ErrOrStderr())
 	if f.jobs <= 0 {
 		return usagef("--jobs must be at least 1, got %d", f.jobs)
+	}
+	if err := f.retry.validate(); err != nil {
+		return err
 	}
 	platforms, _, err := parsePlatforms(f.platforms)
 	if err != nil {
@@ -109,11 +113,23 @@ func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool)
 	}
 	defer os.RemoveAll(tmp)
 
-	imgOpts := imageref.Options{
+	imgOpts, rt, err := withRetries(imageref.Options{
 		Keychain:  keychain(env),
 		Insecure:  f.insecure,
 		TempDir:   tmp,
 		UserAgent: "helperbuild/" + version,
+	}, f.retry, log)
+	if err != nil {
+		return err
+	}
+	defer reportRetries(log, rt)
+	// Credentials are checked before anything is compiled.
+	if push {
+		for _, repo := range dest.repositories(plan) {
+			if err := publish.CheckPush(ctx, repo, imgOpts.Keychain, imgOpts.HTTPTransport()); err != nil {
+				return err
+			}
+		}
 	}
 	res, err := release.Build(ctx, plan, release.Options{
 		Env:      env,

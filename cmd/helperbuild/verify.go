@@ -21,6 +21,7 @@ type verifyFlags struct {
 	nodes     string
 	format    string
 	insecure  []string
+	retry     retryFlags
 	jobs      int
 }
 
@@ -53,6 +54,7 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors.`,
 	fl.StringVar(&f.format, "format", "table", "output format: table or json")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
 	fl.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "platforms checked at once")
+	f.retry.register(fl)
 	return cmd
 }
 
@@ -66,6 +68,9 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 	}
 	if f.jobs <= 0 {
 		return usagef("--jobs must be at least 1, got %d", f.jobs)
+	}
+	if err := f.retry.validate(); err != nil {
+		return err
 	}
 	platforms, all, err := parsePlatforms(f.platforms)
 	if err != nil {
@@ -100,7 +105,13 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 	defer os.RemoveAll(tmp)
 	opts.TempDir = tmp
 
-	a, err := imageref.Read(ctx, ref, imageref.Options{Keychain: keychain(env), Insecure: f.insecure, TempDir: tmp})
+	log := logger(cmd.ErrOrStderr())
+	imgOpts, rt, err := withRetries(imageref.Options{Keychain: keychain(env), Insecure: f.insecure, TempDir: tmp}, f.retry, log)
+	if err != nil {
+		return err
+	}
+	defer reportRetries(log, rt)
+	a, err := imageref.Read(ctx, ref, imgOpts)
 	if err != nil {
 		return err
 	}

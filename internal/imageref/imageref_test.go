@@ -175,7 +175,7 @@ func TestInsecureOnlyForNamedHosts(t *testing.T) {
 	host := strings.TrimPrefix(srv.URL, "https://")
 	get := func(o Options) error {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v2/", nil)
-		resp, err := o.transport().RoundTrip(req)
+		resp, err := o.HTTPTransport().RoundTrip(req)
 		if err == nil {
 			resp.Body.Close()
 		}

@@ -24,13 +24,16 @@ type Options struct {
 	UserAgent string
 	// Jobs bounds concurrent blob transfers per image; 0 means ggcr's default.
 	Jobs int
+	// Remote are further go-containerregistry options, appended last (e.g.
+	// internal/retry's Transport.RemoteOptions()).
+	Remote []remote.Option
 }
 
 // RemoteOptions returns the go-containerregistry options for ctx.
 func (o Options) RemoteOptions(ctx context.Context) []remote.Option {
 	opts := []remote.Option{
 		remote.WithContext(ctx),
-		remote.WithTransport(o.transport()),
+		remote.WithTransport(o.HTTPTransport()),
 	}
 	if o.Keychain != nil {
 		opts = append(opts, remote.WithAuthFromKeychain(o.Keychain))
@@ -41,10 +44,12 @@ func (o Options) RemoteOptions(ctx context.Context) []remote.Option {
 	if o.Jobs > 0 {
 		opts = append(opts, remote.WithJobs(o.Jobs))
 	}
-	return opts
+	return append(opts, o.Remote...)
 }
 
-func (o Options) transport() http.RoundTripper {
+// HTTPTransport is the transport registries are reached with: the base
+// transport, with certificate checks skipped only for insecure hosts.
+func (o Options) HTTPTransport() http.RoundTripper {
 	base := o.Transport
 	if base == nil {
 		base = remote.DefaultTransport

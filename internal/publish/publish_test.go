@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -189,3 +190,33 @@ func mustRef(t *testing.T, s string) name.Reference {
 	require.NoError(t, err)
 	return r
 }
+
+func TestCheckPush(t *testing.T) {
+	reg := registry.New(registry.Logger(nilLogger()))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "ci" || p != "s3cret" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	repo, err := name.NewRepository(host + "/g/helper")
+	require.NoError(t, err)
+	kc := func(user, pass string) authn.Keychain {
+		return staticKeychain{authn.FromConfig(authn.AuthConfig{Username: user, Password: pass})}
+	}
+	require.NoError(t, CheckPush(context.Background(), repo, kc("ci", "s3cret"), http.DefaultTransport))
+	err = CheckPush(context.Background(), repo, kc("ci", "wrong"), http.DefaultTransport)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "registry "+host)
+	assert.Contains(t, err.Error(), "authentication failed")
+	assert.NotContains(t, err.Error(), "wrong")
+	assert.NotContains(t, err.Error(), "\n")
+}
+
+type staticKeychain struct{ a authn.Authenticator }
+
+func (k staticKeychain) Resolve(authn.Resource) (authn.Authenticator, error) { return k.a, nil }

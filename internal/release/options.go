@@ -52,3 +52,11 @@ func (o *Options) check() error {
 	}
 	return nil
 }
+
+// InputError is a build that failed because of what the user wrote (a
+// Dockerfile instruction, an ARG without a value), not because something
+// went wrong while building; the command reports it as a usage error.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }

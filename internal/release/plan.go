@@ -43,7 +43,7 @@ func planUnits(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) (
 		}
 		f, err := dockerfile.Parse(name, bytes.NewReader(data))
 		if err != nil {
-			return nil, err
+			return nil, &InputError{err}
 		}
 		files[i] = f
 	}
@@ -57,7 +57,7 @@ func planUnits(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) (
 		}
 		st, err := files[i].Resolve(dockerfile.Target{Platform: opts.BuildPlatform, BuildPlatform: opts.BuildPlatform, Args: im.Args})
 		if err != nil {
-			return nil, err
+			return nil, &InputError{err}
 		}
 		if st.Base == "scratch" {
 			return nil, fmt.Errorf("image %s: a scratch base offers no platforms; give --platforms, e.g. --platforms linux/amd64,linux/arm64", im.Name)
@@ -76,7 +76,7 @@ func planUnits(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) (
 		for _, p := range platforms[i] {
 			st, err := files[i].Resolve(dockerfile.Target{Platform: p, BuildPlatform: opts.BuildPlatform, Args: im.Args})
 			if err != nil {
-				return nil, err
+				return nil, &InputError{err}
 			}
 			ref := st.Base
 			if o, ok := im.Base[platform.Format(p)]; ok {
