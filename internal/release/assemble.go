@@ -13,6 +13,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/recipe"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // assembler builds each unit's image once its platform's binaries exist.
@@ -23,6 +24,7 @@ type assembler struct {
 	binDir string
 	cache  *layer.Cache
 	opts   Options
+	flat   flatBases // each base's filesystem, flattened once
 
 	mu      sync.Mutex
 	pending map[string]int // platform -> binaries not yet compiled
@@ -70,7 +72,7 @@ func (a *assembler) rest(ctx context.Context) error {
 
 func (a *assembler) assemble(ctx context.Context, i, j int) error {
 	u := a.units[i][j]
-	img, err := assembleUnit(ctx, a.plan, u, a.bases, a.binDir, a.cache, a.opts)
+	img, err := assembleUnit(ctx, a.plan, u, a.bases, &a.flat, a.binDir, a.cache, a.opts)
 	if err != nil {
 		return fmt.Errorf("image %s for %s: %w", a.plan.Images[i].Name, platform.Format(u.platform), err)
 	}
@@ -81,16 +83,25 @@ func (a *assembler) assemble(ctx context.Context, i, j int) error {
 }
 
 // assembleUnit applies one image's Dockerfile for one platform: one layer
-// per COPY/ADD, then the manifest.
-func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, binDir string, cache *layer.Cache, opts Options) (v1.Image, error) {
+// per COPY/ADD, then the manifest. On a base image, the Dockerfile sees the
+// base's directories and every layer's entries go where BuildKit would put
+// them on the base's filesystem (see onBase).
+func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat *flatBases, binDir string, cache *layer.Cache, opts Options) (v1.Image, error) {
 	im := plan.Images[u.image]
 	var baseCfg v1.Config
+	var baseFS *rootfs.FS
 	if u.base != nil {
 		cf, err := u.base.ConfigFile()
 		if err != nil {
 			return nil, fmt.Errorf("base config: %w", err)
 		}
 		baseCfg = *cf.Config.DeepCopy()
+		start := time.Now()
+		if baseFS, err = flat.get(ctx, u.baseDig, u.base); err != nil {
+			return nil, err
+		}
+		opts.Logger.Debug("base filesystem read", "image", im.Name, "platform", platform.Format(u.platform),
+			"base", u.baseDig.String(), "duration", time.Since(start).Round(time.Millisecond))
 	}
 	named := map[string]string{}
 	for k, v := range im.Contexts {
@@ -99,7 +110,11 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, binD
 		}
 		named[k] = v
 	}
-	res, err := u.stage.Apply(baseCfg, dockerfile.Contexts{Main: plan.Dir, Named: named})
+	dctx := dockerfile.Contexts{Main: plan.Dir, Named: named}
+	if baseFS != nil {
+		dctx.BaseHasDir = hasDir(baseFS)
+	}
+	res, err := u.stage.Apply(baseCfg, dctx)
 	if err != nil {
 		return nil, err
 	}
@@ -109,8 +124,14 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, binD
 		if s.Entries == nil {
 			continue
 		}
+		entries := s.Entries
+		if baseFS != nil {
+			if entries, err = onBase(baseFS, entries); err != nil {
+				return nil, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
+			}
+		}
 		start := time.Now()
-		l, hit, err := cache.Write(ctx, s.Entries, layer.Options{Epoch: opts.Meta.Created})
+		l, hit, err := cache.Write(ctx, entries, layer.Options{Epoch: opts.Meta.Created})
 		if err != nil {
 			return nil, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
 		}

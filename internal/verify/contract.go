@@ -16,6 +16,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // maxText bounds how much of a script or /etc/passwd is read into memory.
@@ -24,19 +25,19 @@ const maxText = 1 << 20
 // located is a required item found in the tree.
 type located struct {
 	item
-	path string // where it was found (the PATH entry for commands)
-	node *inode // after following symlinks
+	path string      // where it was found (the PATH entry for commands)
+	info rootfs.Info // after following symlinks
 }
 
 // contractCheck evaluates one spec against one flattened image.
 type contractCheck struct {
 	spec     spec
-	t        *tree
+	t        *rootfs.FS
 	pathDirs []string
 	f        findings
 	found    []located
-	elfs     map[source][]located
-	texts    map[source][]func([]byte)
+	elfs     map[rootfs.Source][]located
+	texts    map[rootfs.Source][]func([]byte)
 	// runtime user; root unless the spec runs as a passwd user.
 	uid, gid int
 	user     string
@@ -44,10 +45,10 @@ type contractCheck struct {
 
 // checkContract checks the tree of one image against spec, reading only the
 // few files whose contents matter (scripts, /etc/passwd, static binaries).
-func checkContract(ctx context.Context, s spec, t *tree, cfg *v1.ConfigFile, layers []v1.Layer, tmpDir string) ([]Check, error) {
+func checkContract(ctx context.Context, s spec, t *rootfs.FS, cfg *v1.ConfigFile, layers []v1.Layer, tmpDir string) ([]Check, error) {
 	c := &contractCheck{
 		spec: s, t: t, f: findings{name: CheckContract},
-		elfs: map[source][]located{}, texts: map[source][]func([]byte){},
+		elfs: map[rootfs.Source][]located{}, texts: map[rootfs.Source][]func([]byte){},
 		user: "root",
 	}
 	p, ok := envPath(cfg.Config.Env)
@@ -55,7 +56,7 @@ func checkContract(ctx context.Context, s spec, t *tree, cfg *v1.ConfigFile, lay
 		p = defaultPath
 	}
 	c.pathDirs = strings.Split(p, ":")
-	for _, issue := range t.issues {
+	for _, issue := range t.Issues() {
 		c.f.fail(issue + ": a container runtime cannot apply this layer")
 	}
 	if s.config != nil {
@@ -76,8 +77,8 @@ func checkContract(ctx context.Context, s spec, t *tree, cfg *v1.ConfigFile, lay
 		c.checkDirs()
 	}
 	for _, l := range c.found {
-		if l.kind == executable && !c.canExec(l.node) {
-			c.f.fail(fmt.Sprintf("%s is not executable by %s (mode %04o): %s", l.path, c.user, l.node.mode.Perm(), l.why))
+		if l.kind == executable && !c.canExec(l.info) {
+			c.f.fail(fmt.Sprintf("%s is not executable by %s (mode %04o): %s", l.path, c.user, l.info.Mode.Perm(), l.why))
 		}
 	}
 	return c.f.done(fmt.Sprintf("%d required items present", len(c.found))), nil
@@ -86,60 +87,61 @@ func checkContract(ctx context.Context, s spec, t *tree, cfg *v1.ConfigFile, lay
 // locate finds it by path or on PATH and records a finding when it is
 // missing or of the wrong kind.
 func (c *contractCheck) locate(it item) {
-	where, n := it.path, (*inode)(nil)
+	where, n := it.path, rootfs.Info{}
 	if it.onPath() {
-		where, n = c.lookPath(it.path)
-		if n == nil {
+		var ok bool
+		where, n, ok = c.lookPath(it.path)
+		if !ok {
 			c.f.fail(fmt.Sprintf("%s missing from PATH: %s", it.path, it.why))
 			return
 		}
 	} else {
 		var err error
-		n, _, err = c.t.resolve(it.path, true)
+		_, n, err = c.t.Resolve(it.path, true)
 		if err != nil {
 			c.f.fail(c.missing(it.path, err) + ": " + it.why)
 			return
 		}
 	}
 	switch {
-	case !n.isReg():
+	case !n.IsRegular():
 		c.f.fail(fmt.Sprintf("%s is not a regular file: %s", where, it.why))
 		return
-	case it.kind == nonEmpty && n.size == 0:
+	case it.kind == nonEmpty && n.Size == 0:
 		c.f.fail(fmt.Sprintf("%s is empty: %s", where, it.why))
 		return
 	}
-	l := located{item: it, path: where, node: n}
+	l := located{item: it, path: where, info: n}
 	c.found = append(c.found, l)
 	if it.static {
-		c.elfs[n.src] = append(c.elfs[n.src], l)
+		c.elfs[n.Source] = append(c.elfs[n.Source], l)
 	}
 }
 
 // missing phrases why p could not be resolved.
 func (c *contractCheck) missing(p string, err error) string {
-	if errors.Is(err, errLoop) {
+	if errors.Is(err, rootfs.ErrLoop) {
 		return p + " missing (" + err.Error() + ")"
 	}
-	if n, lerr := c.t.lookup(p); lerr == nil && n.typ == tar.TypeSymlink {
-		return fmt.Sprintf("%s missing (symlink to %s leads nowhere)", p, n.link)
+	if n, ok := c.t.Lookup(p); ok && n.Type == tar.TypeSymlink {
+		return fmt.Sprintf("%s missing (symlink to %s leads nowhere)", p, n.Linkname)
 	}
 	return p + " missing"
 }
 
 // lookPath searches the image's PATH for a regular file named name, the way
 // a shell would inside the container.
-func (c *contractCheck) lookPath(name string) (string, *inode) {
+func (c *contractCheck) lookPath(name string) (string, rootfs.Info, bool) {
 	for _, dir := range c.pathDirs {
 		if dir == "" {
 			continue
 		}
 		p := strings.TrimSuffix(dir, "/") + "/" + name
-		if n, _, err := c.t.resolve(p, true); err == nil && n.isReg() {
-			return p, n
+		if _, n, err := c.t.Resolve(p, true); err == nil && n.IsRegular() {
+			return p, n, true
 		}
 	}
-	return "", nil
+	return "", rootfs.Info{}, false
 }
 
 // wantContents registers the scripts whose contents are checked.
@@ -147,10 +149,10 @@ func (c *contractCheck) wantContents() {
 	for _, l := range c.found {
 		switch {
 		case l.path == "/entrypoint":
-			c.texts[l.node.src] = append(c.texts[l.node.src], c.checkEntrypoint)
+			c.texts[l.info.Source] = append(c.texts[l.info.Source], c.checkEntrypoint)
 		case l.item.path == "gitlab-runner-build" && c.spec.buildScript:
 			p := l.path
-			c.texts[l.node.src] = append(c.texts[l.node.src], func(b []byte) {
+			c.texts[l.info.Source] = append(c.texts[l.info.Source], func(b []byte) {
 				if !hasLine(b, "umask 0000") {
 					c.f.fail(p + " does not run umask 0000: files the helper creates must be usable by the build container's user")
 				}
@@ -169,12 +171,12 @@ func (c *contractCheck) checkEntrypoint(b []byte) {
 // readPasswd registers /etc/passwd for the runtime user check.
 func (c *contractCheck) readPasswd() {
 	const why = "the Helm chart runs the runner as uid 100 (Alpine) or 999 (Ubuntu) with home " + runnerHome
-	n, _, err := c.t.resolve("/etc/passwd", true)
-	if err != nil || !n.isReg() {
+	_, n, err := c.t.Resolve("/etc/passwd", true)
+	if err != nil || !n.IsRegular() {
 		c.f.fail("/etc/passwd missing: " + why)
 		return
 	}
-	c.texts[n.src] = append(c.texts[n.src], func(b []byte) {
+	c.texts[n.Source] = append(c.texts[n.Source], func(b []byte) {
 		uid, gid, ok := runnerUser(b)
 		if !ok {
 			c.f.fail("/etc/passwd has no user with uid 100 or 999 and home " + runnerHome + ": " + why)
@@ -206,32 +208,32 @@ func (c *contractCheck) checkDirs() {
 		{runnerHome, "the runner keeps its configuration in " + runnerHome + "/.gitlab-runner"},
 		{"/tmp", "the runner and the chart's scripts write temporary files"},
 	} {
-		n, _, err := c.t.resolve(d.path, true)
+		_, n, err := c.t.Resolve(d.path, true)
 		switch {
 		case err != nil:
 			c.f.fail(c.missing(d.path, err) + ": " + d.why)
-		case !n.isDir():
+		case !n.IsDir():
 			c.f.fail(d.path + " is not a directory: " + d.why)
 		case !c.can(n, 0o2):
-			c.f.fail(fmt.Sprintf("%s is not writable by %s (owner %d, mode %04o): %s", d.path, c.user, n.uid, n.mode.Perm(), d.why))
+			c.f.fail(fmt.Sprintf("%s is not writable by %s (owner %d, mode %04o): %s", d.path, c.user, n.UID, n.Mode.Perm(), d.why))
 		}
 	}
 }
 
-func (c *contractCheck) canExec(n *inode) bool { return c.can(n, 0o1) }
+func (c *contractCheck) canExec(n rootfs.Info) bool { return c.can(n, 0o1) }
 
 // can reports whether the runtime user has permission bit (4 read, 2 write,
 // 1 execute) on n; root needs any x bit to execute and nothing to write.
-func (c *contractCheck) can(n *inode, bit fs.FileMode) bool {
-	perm := n.mode.Perm()
+func (c *contractCheck) can(n rootfs.Info, bit fs.FileMode) bool {
+	perm := n.Mode.Perm()
 	switch {
 	case c.uid == 0 && bit == 0o1:
 		return perm&0o111 != 0
 	case c.uid == 0:
 		return true
-	case n.uid == c.uid:
+	case n.UID == c.uid:
 		return perm&(bit<<6) != 0
-	case n.gid == c.gid:
+	case n.GID == c.gid:
 		return perm&(bit<<3) != 0
 	default:
 		return perm&bit != 0
@@ -240,14 +242,14 @@ func (c *contractCheck) can(n *inode, bit fs.FileMode) bool {
 
 // read streams the layers holding the registered files once.
 func (c *contractCheck) read(ctx context.Context, layers []v1.Layer, tmpDir string) error {
-	want := map[source]bool{}
+	want := map[rootfs.Source]bool{}
 	for s := range c.elfs {
 		want[s] = true
 	}
 	for s := range c.texts {
 		want[s] = true
 	}
-	return readSources(ctx, layers, want, func(src source, r io.Reader) error {
+	return rootfs.ReadSources(ctx, layers, want, func(src rootfs.Source, r io.Reader) error {
 		if ls := c.elfs[src]; len(ls) > 0 {
 			return c.checkStatic(r, ls, tmpDir)
 		}

@@ -28,13 +28,13 @@
 // Options.Nodes (ParseNodes) adds a problem for every node whose platform
 // has no image in the index.
 //
-// Layers are streamed, never held in memory. The flattened filesystem is a
-// metadata tree built by applying layers in order with overlayfs semantics:
-// ".wh.NAME" deletes NAME from lower layers, ".wh..wh..opq" hides a
-// directory's lower contents, a non-directory replaces a directory, a
-// directory replaces a non-directory parent, hardlinks share their target's
-// contents; symlinks, relative and absolute, resolve inside the image's root
-// (at most 40). Contents are read back from the layers only for the few
+// Layers are streamed, never held in memory. The flattened filesystem is
+// internal/rootfs's metadata tree, built by applying layers in order with
+// overlayfs semantics: ".wh.NAME" deletes NAME from lower layers,
+// ".wh..wh..opq" hides a directory's lower contents, a non-directory
+// replaces a directory, a directory replaces a non-directory parent,
+// hardlinks share their target's contents; symlinks, relative and absolute,
+// resolve inside the image's root (at most 40). Contents are read back from the layers only for the few
 // files a check needs; ELF files are spooled one at a time to a temporary
 // file (Options.TempDir or os.TempDir) and removed right after. Each check
 // streams the layers it needs again, so callers verifying a remote image more

@@ -10,12 +10,13 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // elfFile is an ELF executable found in the image.
 type elfFile struct {
 	path     string
-	src      source
+	src      rootfs.Source
 	goBinary bool
 	// runnable: a program (ET_EXEC, or ET_DYN with an interpreter, or a Go
 	// binary) rather than a shared library that happens to have an x bit.
@@ -32,7 +33,7 @@ type archCheck struct {
 // check runs elfcheck on one spooled ELF file. Everything it finds is a
 // finding, not an error: the file is local, so a failure to parse it means
 // the file is broken.
-func (a *archCheck) check(p string, src source, f *os.File) {
+func (a *archCheck) check(p string, src rootfs.Source, f *os.File) {
 	file := elfFile{path: p, src: src, runnable: isProgram(f)}
 	defer func() { a.files = append(a.files, file) }()
 	if err := elfcheck.Check(f, a.platform); err != nil {

@@ -13,6 +13,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // verifyImage runs the per-platform checks on one image. desc is the platform
@@ -35,16 +36,16 @@ func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, op
 	}
 	own, matched := ownLayers(cfg, len(layers))
 
-	var t *tree
+	var t *rootfs.FS
 	if opts.Contract != ContractNone || opts.AllFiles || opts.Run {
-		t = newTree()
+		t = rootfs.New()
 	}
 	arch := &archCheck{platform: p, f: findings{name: CheckArch}}
 	scanELF := own
 	if opts.AllFiles {
 		scanELF = make([]bool, len(layers))
 	}
-	err = scan(ctx, layers, t, scanELF, opts.TempDir, func(path string, src source, _ *tar.Header, f *os.File) error {
+	err = scan(ctx, layers, t, scanELF, opts.TempDir, func(path string, src rootfs.Source, _ *tar.Header, f *os.File) error {
 		arch.check(path, src, f)
 		return nil
 	})
@@ -102,16 +103,16 @@ func archScope(all, matched bool, own []bool) string {
 
 // checkAllFiles checks every executable regular file of the flattened tree
 // that is an ELF file; hardlinked names are checked once, under the first.
-func checkAllFiles(ctx context.Context, layers []v1.Layer, t *tree, arch *archCheck, tmpDir string) error {
-	names := map[source]string{}
-	want := map[source]bool{}
-	_ = t.walk(func(p string, n *inode) error {
-		if n.isReg() && n.mode&0o111 != 0 && !want[n.src] {
-			want[n.src], names[n.src] = true, p
+func checkAllFiles(ctx context.Context, layers []v1.Layer, t *rootfs.FS, arch *archCheck, tmpDir string) error {
+	names := map[rootfs.Source]string{}
+	want := map[rootfs.Source]bool{}
+	_ = t.Walk(func(p string, n rootfs.Info) error {
+		if n.IsRegular() && n.Mode&0o111 != 0 && !want[n.Source] {
+			want[n.Source], names[n.Source] = true, p
 		}
 		return nil
 	})
-	return readSources(ctx, layers, want, func(src source, r io.Reader) error {
+	return rootfs.ReadSources(ctx, layers, want, func(src rootfs.Source, r io.Reader) error {
 		return spoolELF(r, tmpDir, func(f *os.File) error {
 			arch.check(names[src], src, f)
 			return nil
@@ -121,14 +122,14 @@ func checkAllFiles(ctx context.Context, layers []v1.Layer, t *tree, arch *archCh
 
 // ownELFs are the runnable ELF files of own layers still present, unchanged,
 // in the flattened tree.
-func ownELFs(t *tree, files []elfFile, own []bool) []string {
+func ownELFs(t *rootfs.FS, files []elfFile, own []bool) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, f := range files {
-		if !f.runnable || !own[f.src.layer] || seen[f.path] {
+		if !f.runnable || !own[f.src.Layer] || seen[f.path] {
 			continue
 		}
-		if n, err := t.lookup(f.path); err == nil && n.isReg() && n.src == f.src {
+		if n, ok := t.Lookup(f.path); ok && n.IsRegular() && n.Source == f.src {
 			seen[f.path] = true
 			out = append(out, f.path)
 		}
@@ -138,7 +139,7 @@ func ownELFs(t *tree, files []elfFile, own []bool) []string {
 
 // runPrograms unpacks the tree into dir and runs each program with
 // --version, then /bin/sh -c true when the image has a /bin/sh.
-func runPrograms(ctx context.Context, layers []v1.Layer, t *tree, cfg *v1.ConfigFile, p v1.Platform, programs []string, dir string, opts Options) ([]Check, error) {
+func runPrograms(ctx context.Context, layers []v1.Layer, t *rootfs.FS, cfg *v1.ConfigFile, p v1.Platform, programs []string, dir string, opts Options) ([]Check, error) {
 	r, ok := newRunCheck(p, dir, t, cfg, opts)
 	if !ok {
 		return r.f.done(""), nil
@@ -150,7 +151,7 @@ func runPrograms(ctx context.Context, layers []v1.Layer, t *tree, cfg *v1.Config
 		r.program(ctx, prog, []string{"--version"}, true)
 	}
 	noSh := ""
-	if _, _, err := t.resolve("/bin/sh", true); err == nil {
+	if _, _, err := t.Resolve("/bin/sh", true); err == nil {
 		r.program(ctx, "/bin/sh", []string{"-c", "true"}, false)
 	} else {
 		noSh = "; no /bin/sh"

@@ -12,6 +12,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // ownComment is the history comment BuildKit (and so buildx and helperbuild)
@@ -49,50 +50,26 @@ func isExec(mode int64) bool { return mode&0o111 != 0 }
 
 // scanFunc is called for each executable regular file of an own layer whose
 // contents start with the ELF magic; f holds the whole file, spooled to disk.
-type scanFunc func(p string, src source, hdr *tar.Header, f *os.File) error
+type scanFunc func(p string, src rootfs.Source, hdr *tar.Header, f *os.File) error
 
-// scan streams every layer once, in order: it applies each header to t (when
+// scan streams every layer once, in order: it adds each header to t (when
 // t is not nil) and hands the ELF executables of the layers marked in elfs to
 // fn. Nothing is unpacked; ELF files are spooled one at a time to tmpDir.
-func scan(ctx context.Context, layers []v1.Layer, t *tree, elfs []bool, tmpDir string, fn scanFunc) error {
+func scan(ctx context.Context, layers []v1.Layer, t *rootfs.FS, elfs []bool, tmpDir string, fn scanFunc) error {
 	for i, l := range layers {
 		if t == nil && !elfs[i] {
 			continue
 		}
-		err := eachEntry(ctx, l, func(seq int, hdr *tar.Header, r io.Reader) error {
+		err := rootfs.EachEntry(ctx, l, func(seq int, hdr *tar.Header, r io.Reader) error {
 			if t != nil {
-				t.apply(hdr, i, seq)
+				t.Add(i, seq, hdr)
 			}
 			if !elfs[i] || !isRegular(hdr) || !isExec(hdr.Mode) {
 				return nil
 			}
 			return spoolELF(r, tmpDir, func(f *os.File) error {
-				return fn(cleanName(hdr.Name), source{i, seq}, hdr, f)
+				return fn(rootfs.Clean(hdr.Name), rootfs.Source{Layer: i, Seq: seq}, hdr, f)
 			})
-		})
-		if err != nil {
-			return fmt.Errorf("layer %d: %w", i, err)
-		}
-	}
-	return nil
-}
-
-// readSources streams only the layers holding the wanted sources and calls fn
-// with each wanted entry's contents.
-func readSources(ctx context.Context, layers []v1.Layer, want map[source]bool, fn func(src source, r io.Reader) error) error {
-	needed := make([]bool, len(layers))
-	for s := range want {
-		needed[s.layer] = true
-	}
-	for i, l := range layers {
-		if !needed[i] {
-			continue
-		}
-		err := eachEntry(ctx, l, func(seq int, _ *tar.Header, r io.Reader) error {
-			if !want[source{i, seq}] {
-				return nil
-			}
-			return fn(source{i, seq}, r)
 		})
 		if err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
@@ -103,36 +80,6 @@ func readSources(ctx context.Context, layers []v1.Layer, want map[source]bool, f
 
 func isRegular(hdr *tar.Header) bool {
 	return hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeRegA //nolint:staticcheck // old archives
-}
-
-// eachEntry streams the uncompressed tar of l and calls fn for every header
-// with its seq number and contents.
-func eachEntry(ctx context.Context, l v1.Layer, fn func(seq int, hdr *tar.Header, r io.Reader) error) (err error) {
-	rc, err := l.Uncompressed()
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := rc.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	tr := tar.NewReader(rc)
-	for seq := 0; ; seq++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := fn(seq, hdr, tr); err != nil {
-			return err
-		}
-	}
 }
 
 // spoolELF reads the first bytes of r; when they are the ELF magic it copies

@@ -16,6 +16,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // maxOutput bounds how much of a program's output is kept.
@@ -32,7 +33,7 @@ var qemuArch = map[string]string{
 type runCheck struct {
 	platform v1.Platform
 	rootfs   string
-	t        *tree
+	t        *rootfs.FS
 	env      []string
 	qemu     string // "" for native runs
 	timeout  time.Duration
@@ -43,8 +44,8 @@ type runCheck struct {
 // newRunCheck finds how to run the platform's programs on this host: natively
 // for amd64 on amd64, else qemu-<arch>-static. ok is false (with a finding)
 // when neither is possible.
-func newRunCheck(p v1.Platform, rootfs string, t *tree, cfg *v1.ConfigFile, opts Options) (*runCheck, bool) {
-	r := &runCheck{platform: p, rootfs: rootfs, t: t, timeout: opts.RunTimeout, f: findings{name: CheckRun}}
+func newRunCheck(p v1.Platform, dir string, t *rootfs.FS, cfg *v1.ConfigFile, opts Options) (*runCheck, bool) {
+	r := &runCheck{platform: p, rootfs: dir, t: t, timeout: opts.RunTimeout, f: findings{name: CheckRun}}
 	path, ok := envPath(cfg.Config.Env)
 	if !ok {
 		path = defaultPath
@@ -70,7 +71,7 @@ func newRunCheck(p v1.Platform, rootfs string, t *tree, cfg *v1.ConfigFile, opts
 // program runs the program at image path p with args and records the result;
 // with version set it compares an "OS/Arch:" line with the platform.
 func (r *runCheck) program(ctx context.Context, p string, args []string, version bool) {
-	_, resolved, err := r.t.resolve(p, true)
+	resolved, _, err := r.t.Resolve(p, true)
 	if err != nil {
 		r.f.fail(fmt.Sprintf("%s: %v", p, err))
 		return

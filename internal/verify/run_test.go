@@ -12,6 +12,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // runChecks returns the run checks of every platform: "platform: reason"
@@ -142,7 +144,7 @@ func TestUnpackStaysInside(t *testing.T) {
 	img := testImage(t, amd64, v1.Config{}, layers...)
 	ls, err := img.Layers()
 	require.NoError(t, err)
-	tr := newTree()
+	tr := rootfs.New()
 	require.NoError(t, scan(context.Background(), ls, tr, make([]bool, len(ls)), "", nil))
 	dir := filepath.Join(t.TempDir(), "rootfs")
 	require.NoError(t, unpack(context.Background(), ls, tr, dir))

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // unpack writes the flattened tree into dir, which must not exist or be
@@ -20,7 +22,7 @@ import (
 // files keep their permission bits plus owner read/write, so the caller can
 // remove the tree without root; ownership, setuid bits, devices and fifos
 // are not reproduced.
-func unpack(ctx context.Context, layers []v1.Layer, t *tree, dir string) (err error) {
+func unpack(ctx context.Context, layers []v1.Layer, t *rootfs.FS, dir string) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -33,30 +35,30 @@ func unpack(ctx context.Context, layers []v1.Layer, t *tree, dir string) (err er
 			err = cerr
 		}
 	}()
-	files := map[source][]string{}
+	files := map[rootfs.Source][]string{}
 	perms := map[string]os.FileMode{}
 	var links [][2]string // path, target
-	err = t.walk(func(p string, n *inode) error {
+	err = t.Walk(func(p string, n rootfs.Info) error {
 		rel := strings.TrimPrefix(p, "/")
-		switch n.typ {
+		switch n.Type {
 		case tar.TypeDir:
 			return root.MkdirAll(rel, 0o755)
 		case tar.TypeReg:
-			files[n.src] = append(files[n.src], rel)
-			perms[rel] = n.mode.Perm() | 0o600
+			files[n.Source] = append(files[n.Source], rel)
+			perms[rel] = n.Mode.Perm() | 0o600
 		case tar.TypeSymlink:
-			links = append(links, [2]string{rel, n.link})
+			links = append(links, [2]string{rel, n.Linkname})
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("unpack into %s: %w", dir, err)
 	}
-	want := make(map[source]bool, len(files))
+	want := make(map[rootfs.Source]bool, len(files))
 	for s := range files {
 		want[s] = true
 	}
-	err = readSources(ctx, layers, want, func(src source, r io.Reader) error {
+	err = rootfs.ReadSources(ctx, layers, want, func(src rootfs.Source, r io.Reader) error {
 		return writeCopies(root, files[src], perms, r)
 	})
 	if err != nil {

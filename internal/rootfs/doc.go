@@ -1,0 +1,24 @@
+// Package rootfs models the filesystem a container runtime presents after
+// applying an image's layers in order, as metadata only: nothing is
+// unpacked and no file contents are held.
+//
+// Flatten streams each layer's tar once (a caller that also wants contents in
+// the same pass builds the FS with New and Add, streaming with EachEntry).
+// Layers apply with overlayfs semantics: ".wh.NAME" deletes NAME from lower
+// layers, ".wh..wh..opq" hides a directory's lower contents, a non-directory
+// replaces a directory and everything below it, a directory replaces a
+// non-directory on its path, a directory over a directory merges, and a
+// hardlink shares its target's metadata and contents. Entry names are cleaned
+// into absolute paths; ".." never leaves the root. Entries a runtime would
+// refuse (a hardlink to nothing) are not added; Issues lists them.
+//
+// Lookup reads the tree as stored; Resolve follows symlinks, relative and
+// absolute, the way the kernel does inside a chroot at the image's root (at
+// most 40 links, ".." stops at the root), and also says where creating a
+// missing path would land. Walk visits every entry in lexical order, parents
+// first. A regular file's Info names its Source (layer and header number),
+// so ReadSources can stream back just the contents a caller needs.
+//
+// An FS is safe for concurrent reads once built; Add must not run
+// concurrently with anything else.
+package rootfs
