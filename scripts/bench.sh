@@ -1,0 +1,48 @@
+#!/bin/sh
+# bench.sh: measure helperbuild against the bare go builds it runs (the floor)
+# and against ko, on this machine, and print one table of medians and ratios
+# (issue 7). `make bench` runs it.
+#
+#   scripts/bench.sh                 5 measured runs per step after 1 warm-up
+#   QUICK=1 scripts/bench.sh         3 runs (development)
+#   scripts/bench.sh -workloads example -memory=false -ko none   (any hbbench flag)
+#
+# It needs docker-registry (scripts/install-test-deps.sh installs it) and the
+# Go module proxy (ko is installed into a temporary GOBIN, never into go.mod).
+# Everything runs against 127.0.0.1; the registry, the proxy and every
+# command it starts are stopped by PID when it ends or is interrupted.
+# The program is bench/cmd/hbbench (its own module); the workloads are
+# examples/gitlab-runner and bench/bigmain. The first run compiles the big
+# workload for five architectures (minutes); later runs take about 15 min.
+set -eu
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+runs=5
+[ "${QUICK:-}" = 1 ] && runs=3
+
+command -v docker-registry >/dev/null 2>&1 || {
+	echo "bench.sh: docker-registry is missing; run scripts/install-test-deps.sh (as root)" >&2
+	exit 1
+}
+
+tmp=$(mktemp -d)
+pid=""
+cleanup() {
+	if [ -n "$pid" ]; then
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true # hbbench stops what it started, then exits
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+(cd "$root/bench" && CGO_ENABLED=0 go build -o "$tmp/hbbench" ./cmd/hbbench)
+# Run in the background and wait, so a signal reaches the trap and hbbench is
+# stopped by its PID (hbbench itself stops its registry and its commands).
+"$tmp/hbbench" -repo "$root" -runs "$runs" "$@" &
+pid=$!
+status=0
+wait "$pid" || status=$?
+pid=""
+exit "$status"

@@ -1,0 +1,133 @@
+#!/bin/sh
+# install-test-deps.sh: install what the end-to-end suite (test/e2e) needs on Debian 12.
+#
+# Idempotent and fast (well under a second) when everything is already present:
+#   1. the real components the suite drives: the CNCF distribution registry
+#      (docker-registry), skopeo, containerd + ctr, runc, umoci, qemu-user-static
+#      (with its binfmt_misc descriptions), htpasswd (apache2-utils), openssl and git;
+#   2. busybox-static .debs for amd64, arm64, armhf, ppc64el and s390x in a cache directory
+#      (the suite builds its multi-arch base image from them). Foreign architectures are
+#      added to dpkg only for the download and removed again; nothing is installed from them.
+#
+# Run as root (apt-get). Cache directory, in this order:
+#   $HELPERBUILD_E2E_CACHE, $XDG_CACHE_HOME/helperbuild-e2e, $HOME/.cache/helperbuild-e2e
+# The Go suite uses the same rule (test/e2e/baseimage_test.go: busyboxCacheDir).
+set -eu
+
+cache_root=${HELPERBUILD_E2E_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/helperbuild-e2e}
+busybox_dir=$cache_root/busybox
+# Debian architecture names; the suite maps them to OCI platforms.
+busybox_arches="amd64 arm64 armhf ppc64el s390x"
+
+log() { printf 'install-test-deps: %s\n' "$*" >&2; }
+
+as_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		log "must run as root to $1 (apt-get, dpkg)"
+		exit 1
+	fi
+}
+
+# --- 1. packages -------------------------------------------------------------------------
+# command -> Debian package providing it
+missing_pkgs=""
+extra_pkgs="" # packages beyond the fixed list below (tools a minimal system may lack)
+need() {
+	if ! command -v "$1" >/dev/null 2>&1; then
+		missing_pkgs="$missing_pkgs $2"
+	fi
+}
+need_extra() {
+	if ! command -v "$1" >/dev/null 2>&1; then
+		missing_pkgs="$missing_pkgs $2"
+		extra_pkgs="$extra_pkgs $2"
+	fi
+}
+need docker-registry docker-registry
+need skopeo skopeo
+need containerd containerd
+need ctr containerd
+need runc runc
+need umoci umoci
+need qemu-aarch64-static qemu-user-static
+need htpasswd apache2-utils
+need_extra openssl openssl
+need_extra git git
+need_extra dpkg-deb dpkg
+# binfmt_misc descriptions shipped by qemu-user-static (the suite registers them itself).
+[ -r /usr/lib/binfmt.d/qemu-aarch64.conf ] || missing_pkgs="$missing_pkgs qemu-user-static"
+
+apt_updated=""
+if [ -n "$missing_pkgs" ]; then
+	as_root "install:$missing_pkgs"
+	log "installing:$missing_pkgs"
+	# Not fatal: with a mirror in sync for one suite the install below may still succeed,
+	# and if it does not, it says what is missing.
+	apt-get update -qq || log "apt-get update reported errors; installing anyway"
+	apt_updated=1
+	# The full list, so a half-installed machine ends up like a fresh one.
+	# shellcheck disable=SC2086 # word splitting of the extra packages is intended
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		docker-registry skopeo containerd runc umoci qemu-user-static apache2-utils $extra_pkgs
+fi
+
+# --- 2. busybox-static .debs ---------------------------------------------------------------
+have_deb() { ls "$busybox_dir"/busybox-static_*_"$1".deb >/dev/null 2>&1; }
+
+missing_arches=""
+for arch in $busybox_arches; do
+	have_deb "$arch" || missing_arches="$missing_arches $arch"
+done
+[ -z "$missing_arches" ] && exit 0
+
+as_root "download busybox-static for$missing_arches"
+mkdir -p "$busybox_dir"
+
+# One run at a time: two concurrent runs would add and remove architectures under each other.
+exec 9>"$cache_root/.lock"
+if command -v flock >/dev/null 2>&1; then flock 9; fi
+# A run that held the lock before may have fetched some meanwhile.
+still_missing=""
+for arch in $missing_arches; do
+	have_deb "$arch" || still_missing="$still_missing $arch"
+done
+missing_arches=$still_missing
+[ -z "$missing_arches" ] && exit 0
+
+native=$(dpkg --print-architecture)
+added=""
+tmp=""
+cleanup() {
+	for arch in $added; do
+		dpkg --remove-architecture "$arch" || log "could not remove dpkg architecture $arch"
+	done
+	[ -z "$tmp" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+for arch in $missing_arches; do
+	[ "$arch" = "$native" ] && continue
+	if ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+		dpkg --add-architecture "$arch"
+		added="$added $arch"
+	fi
+done
+
+# The package lists must include the foreign architectures just added.
+# A partial failure (a mirror in sync for one suite) is not fatal: the download below
+# fails clearly if busybox-static really is unavailable.
+if [ -n "$added" ] || [ -z "$apt_updated" ]; then
+	apt-get update -qq || log "apt-get update reported errors; trying the download anyway"
+fi
+
+tmp=$(mktemp -d "$busybox_dir/.download.XXXXXX")
+for arch in $missing_arches; do
+	log "downloading busybox-static:$arch"
+	# apt-get download writes into the current directory; run it as root without the _apt
+	# sandbox so it can write into a root-owned cache directory.
+	(cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "busybox-static:$arch")
+done
+# Move into place only when every download succeeded: a half-filled cache is never used.
+mv "$tmp"/*.deb "$busybox_dir"/
+log "busybox-static debs cached in $busybox_dir"
