@@ -33,6 +33,9 @@ type destination struct {
 }
 
 func parseDestination(f *buildFlags, env Env, pkg string, push bool) (*destination, error) {
+	if err := checkInsecure(f.insecure); err != nil {
+		return nil, err
+	}
 	d := &destination{push: push, configFree: pkg != "", insecure: f.insecure}
 	if !push {
 		ref, err := imageref.Parse(f.output, nil)
@@ -62,6 +65,9 @@ func parseDestination(f *buildFlags, env Env, pkg string, push bool) (*destinati
 			return nil, usagef("push needs --tag REGISTRY/REPOSITORY:TAG, e.g. --tag registry.example.com/group/gitlab-runner-helper:v1.2.3")
 		}
 		for _, t := range f.tags {
+			if !hasRegistryHost(t) {
+				return nil, usagef("--tag %q: name the registry, e.g. registry.example.com/group/app:v1.2.3 (docker.io/... for Docker Hub)", t)
+			}
 			tag, err := imageref.ParseTag(t, f.insecure)
 			if err != nil {
 				return nil, usageError{err}
@@ -93,12 +99,23 @@ func (d *destination) layoutTags() []string {
 }
 
 // reference is where an image of res ends up, for the report.
+//
+// For a layout it is the reference of the image's first entry, usable as is
+// by verify and skopeo: oci:DIR:TAG, or oci:DIR:NAME:TAG for a recipe.
 func (d *destination) reference(img release.Image) string {
 	switch {
-	case !d.push && d.configFree:
-		return d.output.String()
 	case !d.push:
-		return d.output.String() + " (" + img.Name + ")"
+		entry := "latest"
+		switch {
+		case len(img.Tags) > 0:
+			entry = img.Tags[0]
+		case !d.configFree:
+			return d.output.String() + ":" + img.Name // untagged: listed by name
+		}
+		if !d.configFree {
+			entry = img.Name + ":" + entry
+		}
+		return d.output.String() + ":" + entry
 	case d.configFree:
 		return d.tagRefs[0].Context().String()
 	}
@@ -216,6 +233,24 @@ func (d *destination) publish(ctx context.Context, res *release.Result, opts ima
 		}
 	}
 	log.Info("written", "output", d.output.String())
+	return nil
+}
+
+// hasRegistryHost reports whether ref starts with a registry host
+// (something with a dot or a port, or localhost), so a push never goes to
+// Docker Hub by accident.
+func hasRegistryHost(ref string) bool {
+	host, _, found := strings.Cut(ref, "/")
+	return found && (strings.ContainsAny(host, ".:") || host == "localhost")
+}
+
+// checkInsecure validates --insecure-registry values: HOST or HOST:PORT.
+func checkInsecure(hosts []string) error {
+	for _, h := range hosts {
+		if h == "" || strings.Contains(h, "/") || strings.ContainsAny(h, " \t@") {
+			return usagef("--insecure-registry %q: want HOST or HOST:PORT, e.g. registry.local:5000 (no scheme or path)", h)
+		}
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -18,7 +19,11 @@ func printResult(w io.Writer, res *release.Result, d *destination) error {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s@%s\n", d.reference(img), img.Digest)
+		if d.push {
+			fmt.Fprintf(w, "%s@%s\n", d.reference(img), img.Digest)
+		} else {
+			fmt.Fprintf(w, "%s %s\n", d.reference(img), img.Digest)
+		}
 		if tags := d.indexTags(img); len(tags) > 0 {
 			fmt.Fprintf(w, "tags: %s\n", strings.Join(tags, " "))
 		}
@@ -68,6 +73,7 @@ func writeMetadata(path string, res *release.Result, d *destination) error {
 				if d.push {
 					t = d.reference(img) + ":" + t
 				}
+
 				tags = append(tags, t)
 			}
 			mi.Platforms = append(mi.Platforms, metadataPlatform{Platform: platform.Format(p.Platform), Digest: p.Digest.String(), Size: p.Size, Tags: tags})
@@ -78,5 +84,39 @@ func writeMetadata(path string, res *release.Result, d *destination) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
+	// Written beside the target and renamed, so a reader never sees half a file.
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// checkMetadataPath fails early, before anything is built or published,
+// when the metadata file could not be written.
+func checkMetadataPath(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return usagef("--metadata-file %s is a directory; give a file name", path)
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return usagef("--metadata-file %s: directory %s does not exist", path, dir)
+	}
+	probe, err := os.CreateTemp(dir, ".helperbuild-probe-*")
+	if err != nil {
+		return usagef("--metadata-file %s: %v", path, err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
 }

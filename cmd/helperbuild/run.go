@@ -82,10 +82,19 @@ func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool)
 	if err != nil {
 		return err
 	}
+	if f.metadataFile != "" {
+		if err := checkMetadataPath(f.metadataFile); err != nil {
+			return err
+		}
+	}
 
 	var plan *recipe.Plan
 	if cfg != nil {
 		if plan, err = cfg.Plan(vars, recipe.Selection{Images: f.images, Platforms: platforms}); err != nil {
+			if vars.Version == "" {
+				// An empty version is the usual reason a template renders wrong.
+				return usagef("%v (the version is empty: %s is not a git checkout with a commit and CI_COMMIT_TAG is not set; pass --version, e.g. --version v1.2.3)", err, dir)
+			}
 			return usageError{err}
 		}
 	} else {

@@ -50,7 +50,7 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors.`,
 	fl.StringVar(&f.contract, "contract", "", "check the GitLab Runner image contract: helper or runner")
 	fl.BoolVar(&f.allFiles, "all-files", false, "check every ELF executable of the image, not only those its own layers added")
 	fl.BoolVar(&f.run, "run", false, "run each binary's --version (and sh -c true) under qemu-user")
-	fl.StringVar(&f.nodes, "nodes", "", "`kubectl get nodes -o json` output: report nodes with no image in the index")
+	fl.StringVar(&f.nodes, "nodes", "", "FILE holding `kubectl get nodes -o json` output: report nodes with no image in the index")
 	fl.StringVar(&f.format, "format", "table", "output format: table or json")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
 	fl.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "platforms checked at once")

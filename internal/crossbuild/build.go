@@ -90,7 +90,7 @@ func Build(ctx context.Context, targets []Target, opts Options) error {
 				"output", j.target.Output, "duration", time.Since(start).Round(time.Millisecond))
 			if opts.After != nil {
 				if err := opts.After(gctx, i); err != nil {
-					return fmt.Errorf("after build %s: %w", j.name, err)
+					return err // the callback names what it was doing
 				}
 			}
 			return nil

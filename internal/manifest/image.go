@@ -42,6 +42,7 @@ func Image(spec Spec) (v1.Image, error) {
 		if len(layers) != len(cf.RootFS.DiffIDs) {
 			return nil, fmt.Errorf("base has %d layers but its config lists %d diff IDs", len(layers), len(cf.RootFS.DiffIDs))
 		}
+		cf.History = fillHistory(cf.History, len(layers), cf.Created)
 	}
 	cf.Created = spec.Created
 	cf.OS = spec.Platform.OS
@@ -105,6 +106,27 @@ func Image(spec Spec) (v1.Image, error) {
 		return nil, err
 	}
 	return partial.CompressedToImage(&image{config: rawConfig, manifest: rawManifest, layers: byDigest})
+}
+
+// fillHistory gives every base layer a history entry, as BuildKit does for
+// bases whose history is missing or short: entries for the first layers
+// are added in front, so the non-empty entries and the layers pair up and
+// tools can tell the base's layers from ours.
+func fillHistory(history []v1.History, layers int, created v1.Time) []v1.History {
+	nonEmpty := 0
+	for _, h := range history {
+		if !h.EmptyLayer {
+			nonEmpty++
+		}
+	}
+	if nonEmpty >= layers {
+		return history
+	}
+	missing := make([]v1.History, layers-nonEmpty)
+	for i := range missing {
+		missing[i] = v1.History{Created: created, Comment: "base layer without history"}
+	}
+	return append(missing, history...)
 }
 
 // ociLayerType maps a layer media type onto its OCI equivalent.

@@ -136,3 +136,21 @@ func TestIndex(t *testing.T) {
 	assert.Equal(t, "2025-03-20T10:11:12Z", ann[AnnotationCreated])
 	assert.NotContains(t, ann, AnnotationBaseDigest, "scratch has no base digest")
 }
+
+func TestBaseWithoutHistory(t *testing.T) {
+	base := dockerBase(t, "amd64")
+	cf, err := base.ConfigFile()
+	require.NoError(t, err)
+	cf = cf.DeepCopy()
+	cf.History = nil
+	base, err = mutate.ConfigFile(base, cf)
+	require.NoError(t, err)
+	img, err := Image(Spec{Base: base, Platform: v1.Platform{OS: "linux", Architecture: "amd64"},
+		Steps: []Step{{Layer: newLayer(t), History: v1.History{CreatedBy: "COPY"}}}, Created: v1.Time{Time: epoch}})
+	require.NoError(t, err)
+	got, err := img.ConfigFile()
+	require.NoError(t, err)
+	require.Len(t, got.History, 3, "one entry per layer: two for the base, one for ours")
+	assert.Equal(t, "base layer without history", got.History[0].Comment)
+	assert.Equal(t, "COPY", got.History[2].CreatedBy)
+}

@@ -29,6 +29,21 @@ func ToLayout(ctx context.Context, dir string, images []Image) error {
 			return fmt.Errorf("layout %s: %w", dir, err)
 		}
 	}
+	// An image without any tag is still listed, named by the image alone,
+	// so nothing written is unreachable.
+	for _, img := range images {
+		if len(img.Tags) > 0 || len(img.PlatformTags) > 0 {
+			continue
+		}
+		ref := img.Name
+		if ref == "" {
+			ref = "latest"
+		}
+		if err := p.ReplaceIndex(img.Index, match.Annotation(RefNameAnnotation, ref),
+			layout.WithAnnotations(map[string]string{RefNameAnnotation: ref})); err != nil {
+			return fmt.Errorf("layout %s: entry %s: %w", dir, ref, err)
+		}
+	}
 	for _, t := range tagOrder(images) {
 		img := images[t.image]
 		ref := t.tag

@@ -220,3 +220,17 @@ func TestCheckPush(t *testing.T) {
 type staticKeychain struct{ a authn.Authenticator }
 
 func (k staticKeychain) Resolve(authn.Resource) (authn.Authenticator, error) { return k.a, nil }
+
+func TestToLayoutUntaggedImageIsListed(t *testing.T) {
+	idx, _ := testIndex(t)
+	dir := filepath.Join(t.TempDir(), "oci")
+	require.NoError(t, ToLayout(context.Background(), dir, []Image{{Name: "runner", Index: idx}}))
+	p, err := layout.FromPath(dir)
+	require.NoError(t, err)
+	top, err := p.ImageIndex()
+	require.NoError(t, err)
+	im, err := top.IndexManifest()
+	require.NoError(t, err)
+	require.Len(t, im.Manifests, 1)
+	assert.Equal(t, "runner", im.Manifests[0].Annotations[RefNameAnnotation])
+}

@@ -91,7 +91,7 @@ func TestParseErrors(t *testing.T) {
 		{"base empty", minimal + "    base: {linux/arm64: \"\"}\n", `helperbuild.yaml:13: images[0].base.linux/arm64: empty image reference`},
 		{"bad template syntax", strings.Replace(minimal, "{{.Version}}\n", "{{.Version}\n", 1), `helperbuild.yaml:4: build.ldflags "-X m/common.VERSION={{.Version}": bad character U+007D '}'`},
 		{"bad tag template", strings.Replace(minimal, `tags: ["{{.Version}}"]`, `tags: ["{{if}}"]`, 1), `helperbuild.yaml:12: images[0].tags[0] "{{if}}": missing value for if`},
-		{"unknown function", strings.Replace(minimal, "helper.{{.OS}}", "helper.{{lower .OS}}", 1), `helperbuild.yaml:7: binaries[0].output "helper.{{lower .OS}}-{{.Arch}}": function "lower" not defined`},
+		{"unknown function", strings.Replace(minimal, "helper.{{.OS}}", "helper.{{title .OS}}", 1), `helperbuild.yaml:7: binaries[0].output "helper.{{title .OS}}-{{.Arch}}": function "title" not defined`},
 		{"flag not a flag", strings.Replace(minimal, "[-trimpath]", "[trimpath]", 1), `helperbuild.yaml:3: build.flags[0]: "trimpath" is not a flag (want e.g. -trimpath)`},
 		{"flag -o", strings.Replace(minimal, "[-trimpath]", "[-trimpath, -o=x]", 1), `helperbuild.yaml:3: build.flags[1]: "-o=x": output names come from binaries[].output`},
 		{"flag -ldflags", strings.Replace(minimal, "[-trimpath]", "[--ldflags=-w]", 1), `helperbuild.yaml:3: build.flags[0]: "--ldflags=-w": use build.ldflags`},

@@ -101,7 +101,12 @@ func TestPlanErrors(t *testing.T) {
 		{
 			name:    "context missing",
 			yaml:    strings.Replace(minimal, `{binary_dir: "binaries:"}`, `{binary_dir: "binaries:", extra: nope}`, 1),
-			wantErr: `:11: images[0].contexts.extra: stat <dir>/nope: no such file or directory`,
+			wantErr: `:11: images[0].contexts.extra: lstat <dir>/nope: no such file or directory`,
+		},
+		{
+			name:    "context outside the recipe directory",
+			yaml:    strings.Replace(minimal, `{binary_dir: "binaries:"}`, `{binary_dir: "binaries:", host: /etc}`, 1),
+			wantErr: `:11: images[0].contexts.host: /etc resolves to /etc, outside <dir>; contexts must be inside the recipe's directory`,
 		},
 		{
 			name:    "context is a file",

@@ -115,7 +115,8 @@ func (c *Config) planDockerfile(img *Image, spec ImageSpec, p string) error {
 }
 
 // contextDir resolves a context value to BinariesContext or an existing
-// absolute directory.
+// absolute directory inside the config's directory: a recipe must not be
+// able to copy the host's /etc or ~/.docker into an image.
 func (c *Config) contextDir(v string) (string, error) {
 	if v == BinariesContext {
 		return v, nil
@@ -123,6 +124,17 @@ func (c *Config) contextDir(v string) (string, error) {
 	dir := filepath.FromSlash(v)
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(c.Dir, dir)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	root, err := filepath.EvalSymlinks(c.Dir)
+	if err != nil {
+		return "", err
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || (rel != "." && !filepath.IsLocal(rel)) {
+		return "", fmt.Errorf("%s resolves to %s, outside %s; contexts must be inside the recipe's directory", v, real, root)
 	}
 	fi, err := os.Stat(dir)
 	if err != nil {

@@ -84,7 +84,18 @@ func checkTemplate(name, text string) error {
 const templateName = "t"
 
 func parseTemplate(text string) (*template.Template, error) {
-	return template.New(templateName).Option("missingkey=error").Parse(text)
+	return template.New(templateName).Option("missingkey=error").Funcs(templateFuncs).Parse(text)
+}
+
+// templateFuncs are the string helpers a release needs, e.g.
+// {{.Version | trimPrefix "v"}} for GitLab Runner's VERSION, which is
+// 17.10.0 while its tag is v17.10.0. Arguments come first so they chain.
+var templateFuncs = template.FuncMap{
+	"trimPrefix": func(prefix, s string) string { return strings.TrimPrefix(s, prefix) },
+	"trimSuffix": func(suffix, s string) string { return strings.TrimSuffix(s, suffix) },
+	"replace":    func(old, new, s string) string { return strings.ReplaceAll(s, old, new) },
+	"lower":      strings.ToLower,
+	"upper":      strings.ToUpper,
 }
 
 var (

@@ -29,6 +29,7 @@ func TestRender(t *testing.T) {
 		{name: "env", text: "{{.Env.REGISTRY}}/base:{{.Env.EMPTY}}x", data: vars.Data(), want: "registry.example.com/base:x"},
 		{name: "platform", text: "{{.OS}}-{{.Arch}}-{{.Variant}}-{{.GitLabArch}}", data: vars.PlatformData(arm), want: "linux-arm-v7-arm"},
 		{name: "gitlab arch amd64", text: "{{.GitLabArch}}-{{.Version}}", data: vars.PlatformData(amd), want: "x86_64-v17.10.0"},
+		{name: "string functions", text: `{{.Version | trimPrefix "v"}} {{.Branch | replace "-" "." | upper}} {{"X.tar" | trimSuffix ".tar" | lower}}`, data: vars.Data(), want: "17.10.0 17.10.STABLE x"},
 		{name: "builtin functions", text: `{{if .Variant}}{{.Variant}}{{else}}none{{end}} {{printf "%.3s" .Revision}}`, data: vars.PlatformData(amd), want: "none 1a2"},
 		{
 			name: "misspelt field", text: "-X v={{.Verison}}", data: vars.Data(),

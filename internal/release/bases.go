@@ -42,7 +42,7 @@ func (b *bases) resolve(ctx context.Context, refs []string, jobs int) error {
 		g.Go(func() error {
 			ref, err := imageref.Parse(s, b.opts.Insecure)
 			if err != nil {
-				return fmt.Errorf("base image: %w", err)
+				return &InputError{fmt.Errorf("base image: %w", err)}
 			}
 			a, err := imageref.Read(ctx, ref, b.opts)
 			if err != nil {

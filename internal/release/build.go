@@ -2,7 +2,9 @@ package release
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -64,6 +66,10 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 	if err != nil {
 		return nil, err
 	}
+	goTmp := filepath.Join(opts.TempDir, "go-tmp")
+	if err := os.MkdirAll(goTmp, 0o755); err != nil {
+		return nil, err
+	}
 	var targets []crossbuild.Target
 	for _, bin := range plan.Binaries {
 		for _, p := range all {
@@ -87,9 +93,11 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 	}
 	start := time.Now()
 	err = crossbuild.Build(ctx, targets, crossbuild.Options{
-		Dir:     plan.Dir,
-		Go:      opts.Go,
-		Env:     append(append([]string{}, opts.Env...), plan.Env...),
+		Dir: plan.Dir,
+		Go:  opts.Go,
+		// go build's own temporary files go under the run's directory, which
+		// is removed on every exit path, even when go is killed mid-build.
+		Env:     append(append(append([]string{}, opts.Env...), plan.Env...), "GOTMPDIR="+goTmp),
 		Flags:   plan.Flags,
 		Ldflags: plan.Ldflags,
 		Jobs:    opts.Jobs,
@@ -98,6 +106,9 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 			// The binary must be for its platform before it goes into a layer.
 			t := targets[i]
 			if err := elfcheck.CheckFile(t.Output, t.Platform); err != nil {
+				if errors.Is(err, elfcheck.ErrNotELF) {
+					return &InputError{fmt.Errorf("%s is not a main package: go build wrote no executable for it (%w)", t.Main, err)}
+				}
 				return fmt.Errorf("binary %s for %s: %w", t.Main, platform.Format(t.Platform), err)
 			}
 			return a.compiled(ctx, t.Platform)

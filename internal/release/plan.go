@@ -60,7 +60,7 @@ func planUnits(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) (
 			return nil, &InputError{err}
 		}
 		if st.Base == "scratch" {
-			return nil, fmt.Errorf("image %s: a scratch base offers no platforms; give --platforms, e.g. --platforms linux/amd64,linux/arm64", im.Name)
+			return nil, &InputError{fmt.Errorf("image %s: a scratch base offers no platforms; give --platforms, e.g. --platforms linux/amd64,linux/arm64", im.Name)}
 		}
 		if err := b.resolve(ctx, []string{st.Base}, opts.Jobs); err != nil {
 			return nil, err
