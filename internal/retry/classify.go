@@ -43,6 +43,10 @@ func errReason(err error) (string, bool) {
 		return "connection refused", true
 	case errors.Is(err, syscall.EPIPE):
 		return "broken pipe", true
+	case errors.Is(err, net.ErrClosed):
+		// A request body still being written when the server reset the
+		// connection: "write tcp ...: use of closed network connection".
+		return "connection closed", true
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return "unexpected EOF", true
 	}
