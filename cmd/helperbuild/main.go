@@ -1,6 +1,3 @@
-// Command helperbuild builds GitLab Runner helper and runner images for many
-// CPU architectures and publishes each as one multi-arch tag, with no Docker
-// daemon.
 package main
 
 import (
