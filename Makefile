@@ -37,6 +37,11 @@ e2e:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 20s ./internal/platform
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 20s ./internal/dockerfile
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 20s ./internal/recipe
+	$(GO) test -run '^$$' -fuzz FuzzAdd -fuzztime 20s ./internal/rootfs
+	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime 20s ./internal/elfcheck
+	$(GO) test -run '^$$' -fuzz FuzzPlan -fuzztime 20s ./internal/layer
+	$(GO) test -run '^$$' -fuzz FuzzParseNodes -fuzztime 20s ./internal/verify
 
 clean:
 	rm -rf bin out
