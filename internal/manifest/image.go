@@ -81,6 +81,8 @@ func Image(spec Spec) (v1.Image, error) {
 		Annotations:   spec.Annotations,
 	}
 	byDigest := map[v1.Hash]v1.Layer{}
+	byDiffID := map[v1.Hash]v1.Layer{}
+	var ordered []v1.Layer
 	for _, l := range layers {
 		d, err := l.Digest()
 		if err != nil {
@@ -99,13 +101,50 @@ func Image(spec Spec) (v1.Image, error) {
 			return nil, fmt.Errorf("layer %s: %w", d, err)
 		}
 		m.Layers = append(m.Layers, v1.Descriptor{MediaType: oci, Digest: d, Size: size})
-		byDigest[d] = asOCI(l, oci)
+		wrapped := asOCI(l, oci)
+		byDigest[d] = wrapped
+		ordered = append(ordered, wrapped)
+		if diffID, err := l.DiffID(); err == nil {
+			byDiffID[diffID] = wrapped
+		}
 	}
 	rawManifest, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
 	}
-	return partial.CompressedToImage(&image{config: rawConfig, manifest: rawManifest, layers: byDigest})
+	core := &image{config: rawConfig, manifest: rawManifest, layers: byDigest}
+	img, err := partial.CompressedToImage(core)
+	if err != nil {
+		return nil, err
+	}
+	return &withLayers{Image: img, ordered: ordered, byDigest: byDigest, byDiffID: byDiffID}, nil
+}
+
+// withLayers hands out the layers themselves rather than partial's
+// wrappers, so a base layer read from a registry stays a
+// *remote.MountableLayer and a push mounts it instead of uploading it.
+type withLayers struct {
+	v1.Image
+	ordered            []v1.Layer
+	byDigest, byDiffID map[v1.Hash]v1.Layer
+}
+
+var _ v1.Image = (*withLayers)(nil)
+
+func (w *withLayers) Layers() ([]v1.Layer, error) { return append([]v1.Layer(nil), w.ordered...), nil }
+
+func (w *withLayers) LayerByDigest(h v1.Hash) (v1.Layer, error) {
+	if l, ok := w.byDigest[h]; ok {
+		return l, nil
+	}
+	return w.Image.LayerByDigest(h) // the config blob
+}
+
+func (w *withLayers) LayerByDiffID(h v1.Hash) (v1.Layer, error) {
+	if l, ok := w.byDiffID[h]; ok {
+		return l, nil
+	}
+	return nil, fmt.Errorf("image has no layer with diff ID %s", h)
 }
 
 // fillHistory gives every base layer a history entry, as BuildKit does for

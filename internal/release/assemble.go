@@ -26,31 +26,31 @@ type assembler struct {
 	opts   Options
 	flat   flatBases // each base's filesystem, flattened once
 
+	// schedule runs assemble(i, j) beside the compiles (bounded).
+	schedule func(i, j int)
+
 	mu      sync.Mutex
 	pending map[string]int // platform -> binaries not yet compiled
 	images  [][]v1.Image   // [image][platform], nil until assembled
 }
 
-// compiled records one binary for p; the last one assembles p's units.
-func (a *assembler) compiled(ctx context.Context, p v1.Platform) error {
+// compiled records one binary for p; the last one schedules p's units.
+func (a *assembler) compiled(p v1.Platform) {
 	key := platform.Format(p)
 	a.mu.Lock()
 	a.pending[key]--
 	last := a.pending[key] == 0
 	a.mu.Unlock()
 	if !last {
-		return nil
+		return
 	}
 	for i := range a.units {
 		for j, u := range a.units[i] {
 			if platform.Equal(u.platform, p) {
-				if err := a.assemble(ctx, i, j); err != nil {
-					return err
-				}
+				a.schedule(i, j)
 			}
 		}
 	}
-	return nil
 }
 
 // rest assembles every unit not assembled yet.

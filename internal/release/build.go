@@ -10,6 +10,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/helperbuild/helperbuild/internal/crossbuild"
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
@@ -91,8 +93,24 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 	for _, t := range targets {
 		a.pending[platform.Format(t.Platform)]++
 	}
+	// Assembly runs beside the compiles, not in their job slots, so a link
+	// never waits for another platform's gzip; a failed assembly cancels
+	// the compiles.
+	bctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var asm errgroup.Group
+	asm.SetLimit(opts.Jobs)
+	a.schedule = func(i, j int) {
+		asm.Go(func() error {
+			if err := a.assemble(bctx, i, j); err != nil {
+				cancel(err)
+				return err
+			}
+			return nil
+		})
+	}
 	start := time.Now()
-	err = crossbuild.Build(ctx, targets, crossbuild.Options{
+	err = crossbuild.Build(bctx, targets, crossbuild.Options{
 		Dir: plan.Dir,
 		Go:  opts.Go,
 		// go build's own temporary files go under the run's directory, which
@@ -111,9 +129,13 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 				}
 				return fmt.Errorf("binary %s for %s: %w", t.Main, platform.Format(t.Platform), err)
 			}
-			return a.compiled(ctx, t.Platform)
+			a.compiled(t.Platform)
+			return nil
 		},
 	})
+	if asmErr := asm.Wait(); asmErr != nil {
+		return nil, asmErr // the root cause when it cancelled the compiles
+	}
 	if err != nil {
 		return nil, err
 	}

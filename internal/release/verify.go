@@ -2,8 +2,11 @@ package release
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
@@ -21,6 +24,17 @@ func verifyImage(ctx context.Context, img Image, opts Options) error {
 		vo.Platforms = append(vo.Platforms, p.Platform)
 		want = append(want, platform.Format(p.Platform))
 	}
+	// The checks are a pure function of the index's bytes (its digest
+	// covers every manifest, config and layer) and of what is expected, so
+	// a pass is remembered in the cache and an unchanged release is not
+	// read again.
+	marker := verifiedMarker(opts.CacheDir, img, vo)
+	if marker != "" {
+		if _, err := os.Stat(marker); err == nil {
+			opts.Logger.Info("verified", "image", img.Name, "platforms", strings.Join(want, ","), "contract", img.Contract, "cached", true)
+			return nil
+		}
+	}
 	dir, err := os.MkdirTemp(opts.TempDir, "verify-")
 	if err != nil {
 		return err
@@ -33,6 +47,11 @@ func verifyImage(ctx context.Context, img Image, opts Options) error {
 	}
 	if rep.OK() {
 		opts.Logger.Info("verified", "image", img.Name, "platforms", strings.Join(want, ","), "contract", img.Contract)
+		if marker != "" {
+			if err := os.MkdirAll(filepath.Dir(marker), 0o755); err == nil {
+				_ = os.WriteFile(marker, nil, 0o644) // only a hint: failing to write it costs a re-check
+			}
+		}
 		return nil
 	}
 	var problems []string
@@ -42,4 +61,18 @@ func verifyImage(ctx context.Context, img Image, opts Options) error {
 		}
 	}
 	return fmt.Errorf("image %s failed verification, nothing was published: %s", img.Name, strings.Join(problems, "; "))
+}
+
+// verifiedMarker names the cache file that records a passed verification
+// of img with vo; "" without a cache.
+func verifiedMarker(cacheDir string, img Image, vo verify.Options) string {
+	if cacheDir == "" {
+		return ""
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "helperbuild-verify-v1\x00%s\x00%s", img.Digest, vo.Contract)
+	for _, p := range vo.Platforms {
+		fmt.Fprintf(h, "\x00%s", platform.Format(p))
+	}
+	return filepath.Join(cacheDir, "verified", hex.EncodeToString(h.Sum(nil)))
 }

@@ -24,6 +24,7 @@ type countingProxy struct {
 
 	mu       sync.Mutex
 	requests []string // "METHOD /path"
+	mounts   int      // blob upload starts asking to mount from another repository
 }
 
 // startCountingProxy starts a proxy to the plain registry r for the rest of the test.
@@ -38,6 +39,9 @@ func startCountingProxy(t *testing.T, r *registry) *countingProxy {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		p.mu.Lock()
 		p.requests = append(p.requests, req.Method+" "+req.URL.Path)
+		if req.Method == http.MethodPost && req.URL.Query().Get("from") != "" {
+			p.mounts++
+		}
 		p.mu.Unlock()
 		rp.ServeHTTP(w, req)
 	}))
@@ -99,4 +103,11 @@ func (p *countingProxy) all() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.requests...)
+}
+
+// mountRequests counts blob uploads started with ?mount=...&from=REPO.
+func (p *countingProxy) mountRequests() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mounts
 }

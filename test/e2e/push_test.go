@@ -72,4 +72,17 @@ func TestConfigFreePush(t *testing.T) {
 			strings.Join(proxy.all(), "\n"))
 		t.Logf("requests of the second push: %s", proxy.summary())
 	})
+
+	s.step(t, "a push to a new repository mounts the base's layers instead of uploading them", func(t *testing.T) {
+		proxy := startCountingProxy(t, s.plain)
+		viaProxy := *s.plain
+		viaProxy.Host = proxy.Host
+		// The base is read through the proxy too, so base and target are on one registry.
+		s.configFreePush(t, &viaProxy, viaProxy.ref(baseRepo+":"+baseTag), "e2e/helper-mounted", img.Tag,
+			s.helperbuildEnv(t))
+		assert.Equal(t, len(targets), proxy.mountRequests(),
+			"one busybox layer per platform is mounted from %s; requests:\n%s", baseRepo, strings.Join(proxy.all(), "\n"))
+		assert.Len(t, proxy.blobUploads(), 2*2*len(targets),
+			"only each platform's own layer and config are uploaded (one PATCH and one PUT each)")
+	})
 }
