@@ -5,13 +5,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -75,11 +78,42 @@ func (c *Cache) lookup(keyFile, blobs string) (v1.Layer, bool) {
 	if err1 != nil || err2 != nil {
 		return nil, false
 	}
-	l, err := Open(BlobPath(blobs, digest), digest, diffID, r.Size)
+	path := BlobPath(blobs, digest)
+	l, err := Open(path, digest, diffID, r.Size)
 	if err != nil {
 		return nil, false // the blob went away: write it again
 	}
+	// Used now: Prune keeps what recent runs used.
+	now := time.Now()
+	_ = os.Chtimes(keyFile, now, now)
+	_ = os.Chtimes(path, now, now)
 	return l, true
+}
+
+// Prune removes cached layers that no run has used for maxAge, so a cache
+// kept between CI jobs does not grow without end. It returns the bytes freed.
+func (c *Cache) Prune(maxAge time.Duration) (int64, error) {
+	cutoff := time.Now().Add(-maxAge)
+	var freed int64
+	for _, sub := range []string{"keys", "blobs"} {
+		entries, err := os.ReadDir(filepath.Join(c.Dir, sub))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return freed, fmt.Errorf("layer cache: %w", err)
+		}
+		for _, e := range entries {
+			info, err := e.Info()
+			if err != nil || !info.Mode().IsRegular() || info.ModTime().After(cutoff) {
+				continue
+			}
+			if os.Remove(filepath.Join(c.Dir, sub, e.Name())) == nil {
+				freed += info.Size()
+			}
+		}
+	}
+	return freed, nil
 }
 
 func (c *Cache) record(keyFile string, l v1.Layer) error {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -61,4 +62,30 @@ func TestCache(t *testing.T) {
 	assert.False(t, hit)
 	d3, _ := l.Digest()
 	assert.Equal(t, d1, d3)
+}
+
+func TestCachePrune(t *testing.T) {
+	ctx := context.Background()
+	c := &Cache{Dir: t.TempDir()}
+	write := func(content string) v1.Hash {
+		src := filepath.Join(t.TempDir(), "bin")
+		require.NoError(t, os.WriteFile(src, []byte(content), 0o755))
+		l, _, err := c.Write(ctx, []Entry{{Path: "/usr/bin/x", Kind: File, Source: src, Mode: 0o755}}, Options{})
+		require.NoError(t, err)
+		d, _ := l.Digest()
+		return d
+	}
+	old, recent := write("old"), write("recent")
+	past := time.Now().Add(-30 * 24 * time.Hour)
+	require.NoError(t, os.Chtimes(BlobPath(filepath.Join(c.Dir, "blobs"), old), past, past))
+	keys, err := os.ReadDir(filepath.Join(c.Dir, "keys"))
+	require.NoError(t, err)
+	for _, k := range keys {
+		require.NoError(t, os.Chtimes(filepath.Join(c.Dir, "keys", k.Name()), past, past))
+	}
+	freed, err := c.Prune(7 * 24 * time.Hour)
+	require.NoError(t, err)
+	assert.Positive(t, freed)
+	assert.NoFileExists(t, BlobPath(filepath.Join(c.Dir, "blobs"), old))
+	assert.FileExists(t, BlobPath(filepath.Join(c.Dir, "blobs"), recent))
 }

@@ -158,5 +158,16 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 			return nil, err
 		}
 	}
+	if opts.CacheDir != "" {
+		// Layers no run used for a week go, so a CI cache stays bounded.
+		if freed, err := cache.Prune(cacheMaxAge); err != nil {
+			log.Warn("cache prune", "error", err)
+		} else if freed > 0 {
+			log.Info("cache pruned", "bytes", freed)
+		}
+	}
 	return res, nil
 }
+
+// cacheMaxAge is how long an unused cached layer is kept.
+const cacheMaxAge = 7 * 24 * time.Hour
