@@ -9,7 +9,7 @@ REVISION  := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X main.version=$(VERSION) -X main.revision=$(REVISION)
 DEMO_OUT  := out/demo
 
-.PHONY: all build demo test unit e2e fuzz bench lint clean
+.PHONY: all build demo test unit e2e fuzz bench clean
 
 all: build
 
@@ -42,6 +42,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime 20s ./internal/elfcheck
 	$(GO) test -run '^$$' -fuzz FuzzPlan -fuzztime 20s ./internal/layer
 	$(GO) test -run '^$$' -fuzz FuzzParseNodes -fuzztime 20s ./internal/verify
+
+# helperbuild vs the bare go builds (the floor) and ko, medians of 5 runs on
+# this machine; QUICK=1 for 3 runs. See docs/bench-2026-11-30.md.
+bench:
+	scripts/install-test-deps.sh
+	scripts/bench.sh
 
 clean:
 	rm -rf bin out

@@ -1,0 +1,191 @@
+// Command hbbench measures helperbuild against its floor (the bare go builds
+// it runs) and against ko, on this machine, in one run, and prints one table
+// of medians and ratios. scripts/bench.sh runs it; see docs/bench-*.md.
+//
+// Everything it starts (a docker-registry on 127.0.0.1, a counting proxy in
+// this process, the commands it times) is stopped before it returns; every
+// loop is bounded by a run count and every command by a timeout.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is the command line.
+type config struct {
+	repo         string   // helperbuild checkout (module root)
+	runs         int      // measured runs per step
+	warmups      int      // untimed runs before a step
+	jobs         int      // --jobs and floor parallelism
+	platforms    []string // the release's platforms
+	memPlatforms []string // platforms of the memory comparison
+	workloads    []string // example, bigmain
+	koVersion    string   // "" or "none": no ko
+	memory       bool     // run the 60 MB / 120 MB memory comparison
+	hugeMB       int      // size of the blob embedded in bigmain/huge
+	out          string   // also write the markdown report here
+	keep         bool     // keep the work directory
+	timeout      time.Duration
+	warmTimeout  time.Duration
+}
+
+func main() {
+	cfg := &config{}
+	var platforms, memPlatforms, workloads string
+	flag.StringVar(&cfg.repo, "repo", "..", "helperbuild checkout (its module root)")
+	flag.IntVar(&cfg.runs, "runs", 5, "measured runs per step (the median is reported)")
+	flag.IntVar(&cfg.warmups, "warmups", 1, "untimed warm-up runs before each step")
+	flag.IntVar(&cfg.jobs, "jobs", runtime.NumCPU(), "parallel builds (helperbuild --jobs, ko --jobs, floor)")
+	flag.StringVar(&platforms, "platforms", "linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x", "release platforms")
+	flag.StringVar(&memPlatforms, "mem-platforms", "linux/amd64,linux/arm64", "platforms of the memory comparison")
+	flag.StringVar(&workloads, "workloads", "example,bigmain", "workloads: example (examples/gitlab-runner helper), bigmain (bench/bigmain)")
+	flag.StringVar(&cfg.koVersion, "ko", "v0.19.1", `ko version to install from the Go module proxy into a temporary GOBIN; "none" skips ko`)
+	flag.BoolVar(&cfg.memory, "memory", true, "run the peak-memory comparison (bigmain vs bigmain/huge)")
+	flag.IntVar(&cfg.hugeMB, "huge-mib", 70, "MiB of incompressible bytes embedded in bigmain/huge (48 MB + 70 MiB = about 120 MB)")
+	flag.StringVar(&cfg.out, "out", "", "also write the report (markdown) to this file")
+	flag.BoolVar(&cfg.keep, "keep", false, "keep the work directory (logs, layouts)")
+	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "limit for one measured command")
+	flag.DurationVar(&cfg.warmTimeout, "warm-timeout", 45*time.Minute, "limit for one warm-up command (first builds compile everything)")
+	flag.Parse()
+	cfg.platforms = splitList(platforms)
+	cfg.memPlatforms = splitList(memPlatforms)
+	cfg.workloads = splitList(workloads)
+	if cfg.runs < 1 || cfg.runs > 50 || cfg.warmups < 0 || cfg.warmups > 5 || cfg.jobs < 1 {
+		fmt.Fprintln(os.Stderr, "hbbench: want 1 <= -runs <= 50, 0 <= -warmups <= 5, -jobs >= 1")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	if err := benchmark(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "hbbench:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// benchmark sets up (tools, registry, proxy, base), runs every step and
+// prints the report; deferred calls stop what it started.
+func benchmark(ctx context.Context, cfg *config) (err error) {
+	repo, err := filepath.Abs(cfg.repo)
+	if err != nil {
+		return err
+	}
+	cfg.repo = repo
+	work, err := os.MkdirTemp("", "hbbench-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		switch {
+		case cfg.keep:
+			fmt.Fprintf(os.Stderr, "hbbench: work directory kept: %s\n", work)
+		case err != nil:
+			// Keep only the logs (registry storage and binaries can be GBs).
+			entries, _ := os.ReadDir(work)
+			for _, e := range entries {
+				if !strings.HasSuffix(e.Name(), ".log") {
+					_ = os.RemoveAll(filepath.Join(work, e.Name()))
+				}
+			}
+			fmt.Fprintf(os.Stderr, "hbbench: logs kept in %s\n", work)
+		default:
+			_ = os.RemoveAll(work)
+		}
+	}()
+	b := &bench{cfg: cfg, work: work, start: time.Now()}
+	if b.log, err = os.Create(filepath.Join(work, "bench.log")); err != nil {
+		return err
+	}
+	defer b.log.Close()
+	b.progress("work directory %s (command output in bench.log)", work)
+
+	b.facts.goVersion = firstLine(b.output(ctx, repo, "go", "version"))
+	b.facts.cpus = runtime.NumCPU()
+	b.facts.load = firstLine(readFile("/proc/loadavg"))
+
+	b.helperbuild, b.hbErr = b.buildHelperbuild(ctx)
+	if b.hbErr == nil {
+		b.facts.hbVersion = strings.Join(strings.Fields(b.output(ctx, repo, b.helperbuild, "version")), " ")
+		if rev := firstLine(b.output(ctx, repo, "git", "rev-parse", "--short", "HEAD")); rev != "" {
+			changed := len(strings.Fields(b.output(ctx, repo, "git", "status", "--porcelain", "--untracked-files=no")))
+			b.facts.hbVersion += fmt.Sprintf(" (built from checkout %s, %d tracked files changed)", rev, changed/2)
+		}
+	}
+	b.ko, b.koErr = b.installKo(ctx)
+	if b.koErr == nil {
+		b.facts.koVersion = firstLine(b.output(ctx, work, b.ko, "version"))
+	}
+
+	reg, err := startRegistry(ctx, work)
+	if err != nil {
+		return err
+	}
+	defer reg.Stop()
+	b.proxy, err = startProxy(reg.Addr)
+	if err != nil {
+		return err
+	}
+	defer b.proxy.Stop()
+	b.host = "localhost:" + strings.TrimPrefix(b.proxy.Addr, "127.0.0.1:")
+	b.base = b.host + "/base/tiny:1"
+	if err := b.pushBase(ctx); err != nil {
+		return err
+	}
+	b.progress("registry %s (storage %s), counting proxy %s, base %s", reg.Addr, reg.Storage, b.proxy.Addr, b.base)
+
+	for _, name := range cfg.workloads {
+		w, err := b.workload(name)
+		if err != nil {
+			return err
+		}
+		if err := b.releaseSteps(ctx, w); err != nil {
+			return err
+		}
+	}
+	if cfg.memory {
+		if err := b.memorySteps(ctx); err != nil {
+			return err
+		}
+	}
+	b.facts.loadEnd = firstLine(readFile("/proc/loadavg"))
+	report := b.report()
+	fmt.Print(report)
+	if cfg.out != "" {
+		if err := os.WriteFile(cfg.out, []byte(report), 0o644); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+func readFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
+var errSkipped = errors.New("skipped")

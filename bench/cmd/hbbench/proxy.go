@@ -1,0 +1,83 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
+)
+
+// countingProxy forwards everything to the registry and counts the request
+// body bytes of blob uploads (POST/PATCH/PUT under /blobs/uploads/) and of
+// manifest PUTs, so a benchmark can show what a push really uploaded.
+type countingProxy struct {
+	Addr          string // 127.0.0.1:PORT
+	blobBytes     atomic.Int64
+	blobUploads   atomic.Int64 // completed uploads (PUT ...?digest=)
+	manifestBytes atomic.Int64
+	srv           *http.Server
+}
+
+// counts is a snapshot of the counters.
+type counts struct {
+	BlobBytes, BlobUploads, ManifestBytes int64
+}
+
+func (c counts) sub(o counts) counts {
+	return counts{c.BlobBytes - o.BlobBytes, c.BlobUploads - o.BlobUploads, c.ManifestBytes - o.ManifestBytes}
+}
+
+func (p *countingProxy) snapshot() counts {
+	return counts{p.blobBytes.Load(), p.blobUploads.Load(), p.manifestBytes.Load()}
+}
+
+// startProxy listens on 127.0.0.1:0 and forwards to target (host:port). The
+// Host header is kept, so the registry's upload locations point back at
+// the proxy.
+func startProxy(target string) (*countingProxy, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &countingProxy{Addr: l.Addr().String()}
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: target})
+	rp.FlushInterval = -1
+	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.Contains(r.URL.Path, "/blobs/uploads/") && r.Method != http.MethodGet && r.Method != http.MethodDelete:
+			if r.Body != nil {
+				r.Body = &countingBody{r.Body, &p.blobBytes}
+			}
+			if r.Method == http.MethodPut || (r.Method == http.MethodPost && r.URL.Query().Get("digest") != "") {
+				p.blobUploads.Add(1)
+			}
+		case strings.Contains(r.URL.Path, "/manifests/") && r.Method == http.MethodPut:
+			if r.Body != nil {
+				r.Body = &countingBody{r.Body, &p.manifestBytes}
+			}
+		}
+		rp.ServeHTTP(w, r)
+	})}
+	go func() { _ = p.srv.Serve(l) }()
+	return p, nil
+}
+
+func (p *countingProxy) Stop() {
+	if p != nil && p.srv != nil {
+		_ = p.srv.Close()
+	}
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b *countingBody) Read(buf []byte) (int, error) {
+	n, err := b.ReadCloser.Read(buf)
+	b.n.Add(int64(n))
+	return n, err
+}

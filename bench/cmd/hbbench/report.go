@@ -1,0 +1,313 @@
+package main
+
+import (
+	"archive/tar"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+)
+
+// row is one line of the report.
+type row struct {
+	Workload string
+	Step     string
+	Samples  []sample
+	Note     string // instead of numbers, e.g. why it was not measured
+	RSS      bool   // show peak RSS
+	Bytes    bool   // show uploaded layer bytes
+	Compare  string // ratio or difference
+	Target   string
+	OK       string // "yes", "NO" or ""
+	Phases   bool   // list helperbuild's phases under the table
+}
+
+func (b *bench) add(r row) *row {
+	b.rows = append(b.rows, r)
+	return &b.rows[len(b.rows)-1]
+}
+
+func median(s []sample) time.Duration {
+	if len(s) == 0 {
+		return 0
+	}
+	d := make([]time.Duration, len(s))
+	for i, x := range s {
+		d[i] = x.Wall
+	}
+	slices.Sort(d)
+	if len(d)%2 == 1 {
+		return d[len(d)/2]
+	}
+	return (d[len(d)/2-1] + d[len(d)/2]) / 2
+}
+
+func medianInt(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func medianRSS(s []sample) int64 {
+	v := make([]int64, len(s))
+	for i, x := range s {
+		v[i] = x.PeakRSS
+	}
+	return medianInt(v)
+}
+
+func maxRSS(s []sample) int64 {
+	var m int64
+	for _, x := range s {
+		m = max(m, x.PeakRSS)
+	}
+	return m
+}
+
+func maxUp(s []sample) int64 {
+	var m int64
+	for _, x := range s {
+		m = max(m, x.Up.BlobBytes)
+	}
+	return m
+}
+
+// pairedRatio is the median over rounds of s[i]/base[i] (the steps ran in
+// the same round, so a burst of other load hits both), or the ratio of the
+// medians when the runs are not paired.
+func pairedRatio(s, base []sample) float64 {
+	if len(s) == 0 || len(base) == 0 {
+		return 0
+	}
+	if len(s) != len(base) {
+		return float64(median(s)) / float64(median(base))
+	}
+	r := make([]sample, len(s))
+	for i := range s {
+		r[i] = sample{Wall: time.Duration(float64(time.Second) * float64(s[i].Wall) / float64(base[i].Wall))}
+	}
+	return median(r).Seconds()
+}
+
+// pairedDiff is the median over rounds of s[i]-base[i].
+func pairedDiff(s, base []sample) time.Duration {
+	if len(s) != len(base) {
+		return median(s) - median(base)
+	}
+	d := make([]sample, len(s))
+	for i := range s {
+		d[i] = sample{Wall: s[i].Wall - base[i].Wall}
+	}
+	return median(d)
+}
+
+func ratio(s, base []sample, name string) string {
+	r := pairedRatio(s, base)
+	if r == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2f× %s", r, name)
+}
+
+func okRatio(s, base []sample, limit float64) string {
+	r := pairedRatio(s, base)
+	if r == 0 {
+		return ""
+	}
+	return verdict(r <= limit)
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "NO"
+}
+
+// sameWithinNoise: the medians of the peak RSS differ by no more than the
+// larger of 10 % and the spread (max-min) seen within either set.
+func sameWithinNoise(a, b []sample) bool {
+	spread := func(s []sample) int64 {
+		lo, hi := int64(-1), int64(0)
+		for _, x := range s {
+			if lo < 0 || x.PeakRSS < lo {
+				lo = x.PeakRSS
+			}
+			hi = max(hi, x.PeakRSS)
+		}
+		return hi - lo
+	}
+	ma, mb := medianRSS(a), medianRSS(b)
+	allowed := max(ma/10, spread(a), spread(b))
+	d := mb - ma
+	if d < 0 {
+		d = -d
+	}
+	return d <= allowed
+}
+
+func fmtDur(d time.Duration) string {
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+func fmtMiB(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
+
+func fmtMB(n int64) string { return fmt.Sprintf("%.0f MB", float64(n)/1e6) }
+
+func fmtBytes(n int64) string {
+	switch {
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// report is the markdown report: facts, then the one table.
+func (b *bench) report() string {
+	var sb strings.Builder
+	cfg := b.cfg
+	fmt.Fprintf(&sb, "## helperbuild benchmark, %s\n\n", b.start.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&sb, "- CPUs: %d; /proc/loadavg at start: %s; at end: %s (other work on the machine adds noise)\n", b.facts.cpus, b.facts.load, b.facts.loadEnd)
+	fmt.Fprintf(&sb, "- Go: %s\n", b.facts.goVersion)
+	fmt.Fprintf(&sb, "- helperbuild: %s\n", orNA(b.facts.hbVersion, b.hbErr))
+	fmt.Fprintf(&sb, "- ko: %s\n", orNA(b.facts.koVersion, b.koErr))
+	fmt.Fprintf(&sb, "- platforms: %s; --jobs %d; %d measured rounds after %d warm-up round(s); in each round every step of a workload runs once, in table order\n",
+		strings.Join(cfg.platforms, ","), cfg.jobs, cfg.runs, cfg.warmups)
+	fmt.Fprintf(&sb, "- times: wall clock, median of the rounds; \"compared\": median over rounds of the per-round ratio (or difference)\n")
+	fmt.Fprintf(&sb, "- registry: docker-registry on 127.0.0.1 behind a counting proxy; \"uploaded\" = request bytes of blob uploads (median per run)\n")
+	fmt.Fprintf(&sb, "- peak RSS = VmHWM of the measured process alone (not its go build children), sampled every 5 ms; median of runs\n\n")
+	sb.WriteString("| workload | step | median | min – max | compared | target | met | uploaded | peak RSS |\n")
+	sb.WriteString("|---|---|---:|---:|---|---|---|---:|---:|\n")
+	for _, r := range b.rows {
+		med, rng, up, rss := "", "", "", ""
+		if len(r.Samples) > 0 {
+			lo, hi := r.Samples[0].Wall, r.Samples[0].Wall
+			for _, s := range r.Samples {
+				lo, hi = min(lo, s.Wall), max(hi, s.Wall)
+			}
+			med = fmtDur(median(r.Samples))
+			rng = fmt.Sprintf("%.2f – %.2f", lo.Seconds(), hi.Seconds())
+		}
+		if r.Bytes {
+			v := make([]int64, len(r.Samples))
+			var blobs []int64
+			for i, s := range r.Samples {
+				v[i] = s.Up.BlobBytes
+				blobs = append(blobs, s.Up.BlobUploads)
+			}
+			up = fmt.Sprintf("%s (%d blobs)", fmtBytes(medianInt(v)), medianInt(blobs))
+		}
+		if r.RSS {
+			rss = fmtMiB(medianRSS(r.Samples))
+		}
+		step := r.Step
+		if r.Note != "" {
+			step += ": " + r.Note
+		}
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Workload, step, med, rng, r.Compare, r.Target, r.OK, up, rss)
+	}
+	for _, r := range b.rows {
+		if r.Phases {
+			if p := phases(r.Samples); p != "" {
+				fmt.Fprintf(&sb, "\n- %s, %s — phases from helperbuild's log (median): %s", r.Workload, r.Step, p)
+			}
+		}
+	}
+	sb.WriteString("\n")
+	return sb.String()
+}
+
+// phases splits helperbuild runs at its "built" and "verified" log
+// messages: compile + layers, verify, then publish (to the end of the run).
+func phases(s []sample) string {
+	var build, verify, publish []sample
+	for _, x := range s {
+		bt, ok1 := x.Marks["built"]
+		vt, ok2 := x.Marks["verified"]
+		if !ok1 || !ok2 {
+			return ""
+		}
+		build = append(build, sample{Wall: bt})
+		verify = append(verify, sample{Wall: vt - bt})
+		publish = append(publish, sample{Wall: x.Wall - vt})
+	}
+	return fmt.Sprintf("start → compiled and layers written %s; verify %s; publish %s",
+		fmtDur(median(build)), fmtDur(median(verify)), fmtDur(median(publish)))
+}
+
+func orNA(v string, err error) string {
+	if err != nil {
+		return "n/a: " + err.Error()
+	}
+	return v
+}
+
+// layoutBinarySize is the size of the largest file in the last layer of the
+// first image of an OCI layout: the binary helperbuild put there.
+func layoutBinarySize(dir string) int64 {
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		return 0
+	}
+	idx, err := p.ImageIndex()
+	if err != nil {
+		return 0
+	}
+	im, err := idx.IndexManifest()
+	if err != nil || len(im.Manifests) == 0 {
+		return 0
+	}
+	// The layout's top entry is the image index; its first manifest is the first platform.
+	inner, err := idx.ImageIndex(im.Manifests[0].Digest)
+	if err != nil {
+		return 0
+	}
+	img, err := firstImage(inner)
+	if err != nil {
+		return 0
+	}
+	layers, err := img.Layers()
+	if err != nil || len(layers) == 0 {
+		return 0
+	}
+	rc, err := layers[len(layers)-1].Uncompressed()
+	if err != nil {
+		return 0
+	}
+	defer rc.Close()
+	var biggest int64
+	tr := tar.NewReader(rc)
+	for range 10000 {
+		h, err := tr.Next()
+		if err == io.EOF || err != nil {
+			break
+		}
+		biggest = max(biggest, h.Size)
+	}
+	return biggest
+}
+
+func firstImage(idx interface {
+	IndexManifest() (*v1.IndexManifest, error)
+	Image(v1.Hash) (v1.Image, error)
+}) (v1.Image, error) {
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	if len(im.Manifests) == 0 {
+		return nil, fmt.Errorf("empty index")
+	}
+	return idx.Image(im.Manifests[0].Digest)
+}

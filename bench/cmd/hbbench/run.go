@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// sample is one timed run.
+type sample struct {
+	Wall    time.Duration
+	PeakRSS int64  // bytes: VmHWM of the started process itself (not its children); 0 if not sampled
+	Up      counts // registry uploads during the run
+	// Marks holds, for each helperbuild log message (msg=built,
+	// msg=verified, ...), when it was last logged, from the start.
+	Marks map[string]time.Duration
+}
+
+// proc is one command to run and time.
+type proc struct {
+	Dir     string
+	Env     []string // full environment
+	Args    []string
+	Log     *os.File // stdout and stderr are appended here
+	Timeout time.Duration
+	RSS     bool // sample VmHWM of the process every rssEvery
+}
+
+const rssEvery = 5 * time.Millisecond
+
+// run starts p, waits for it (bounded by p.Timeout) and returns its wall
+// time and, if asked, the peak resident set of the process itself: VmHWM
+// from /proc/PID/status, sampled every 5 ms while it runs (VmHWM only
+// grows, so only growth in the last few ms before exit can be missed). The
+// rusage of wait4 is not used because it includes the children (the Go
+// linker), which is not what "helperbuild's memory" means.
+func run(ctx context.Context, p proc) (sample, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
+	defer cancel()
+	cmd := exec.Command(p.Args[0], p.Args[1:]...)
+	cmd.Dir, cmd.Env = p.Dir, p.Env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	fmt.Fprintf(p.Log, "\n$ (cd %s && %s)\n", p.Dir, strings.Join(p.Args, " "))
+	start := time.Now()
+	out := newStampWriter(p.Log, start)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return sample{}, err
+	}
+	pid := cmd.Process.Pid
+	done := make(chan struct{})
+	var peak atomic.Int64
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		if !p.RSS {
+			return
+		}
+		path := "/proc/" + strconv.Itoa(pid) + "/status"
+		t := time.NewTicker(rssEvery)
+		defer t.Stop()
+		for {
+			if v := vmHWM(path); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-waitErr:
+	case <-ctx.Done():
+		// Kill the process group we created (the command and its go build children).
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-waitErr
+		err = fmt.Errorf("timed out after %s", p.Timeout)
+	}
+	wall := time.Since(start)
+	close(done)
+	<-sampled
+	marks := out.flush()
+	if err != nil {
+		return sample{}, fmt.Errorf("%s: %w (log: %s)", strings.Join(p.Args, " "), err, p.Log.Name())
+	}
+	return sample{Wall: wall, PeakRSS: peak.Load(), Marks: marks}, nil
+}
+
+// vmHWM reads the VmHWM line of a /proc/PID/status file, in bytes; 0 if the
+// process is gone or has exited (a zombie has no memory lines).
+func vmHWM(path string) int64 {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(rest) // "123456 kB"
+			if len(f) >= 1 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
