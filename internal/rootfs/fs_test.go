@@ -11,74 +11,76 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/tartest"
 )
 
 func TestAdd(t *testing.T) {
 	body := []byte("x")
 	tests := []struct {
 		name   string
-		layers [][]tf
+		layers [][]tartest.Entry
 		want   string
 		issues []string
 	}{
 		{
 			name:   "implicit parents and names with ./ and /",
-			layers: [][]tf{{file("./usr/bin/a", 0o755, body), file("/etc/b", 0o644, body), dir("./", 0o755)}},
+			layers: [][]tartest.Entry{{tartest.File("./usr/bin/a", 0o755, body), tartest.File("/etc/b", 0o644, body), tartest.Dir("./", 0o755)}},
 			want:   "/etc/\n/etc/b\n/usr/\n/usr/bin/\n/usr/bin/a\n",
 		},
 		{
 			name:   "pax global headers (git archive) are not files",
-			layers: [][]tf{{{name: "pax_global_header", typ: tar.TypeXGlobalHeader}, file("a", 0o644, body)}},
+			layers: [][]tartest.Entry{{{Name: "pax_global_header", Type: tar.TypeXGlobalHeader}, tartest.File("a", 0o644, body)}},
 			want:   "/a\n",
 		},
 		{
 			name: "whiteout deletes a lower file and a lower directory tree",
-			layers: [][]tf{
-				{file("bin/bash", 0o755, body), file("bin/sh", 0o755, body), file("opt/x/y/z", 0o644, body)},
-				{file("bin/.wh.bash", 0, nil), file(".wh.opt", 0, nil)},
+			layers: [][]tartest.Entry{
+				{tartest.File("bin/bash", 0o755, body), tartest.File("bin/sh", 0o755, body), tartest.File("opt/x/y/z", 0o644, body)},
+				{tartest.File("bin/.wh.bash", 0, nil), tartest.File(".wh.opt", 0, nil)},
 			},
 			want: "/bin/\n/bin/sh\n",
 		},
 		{
 			name: "whiteout does not delete what its own layer adds",
-			layers: [][]tf{
-				{file("a", 0o644, body)},
-				{file("b", 0o644, body), file(".wh.b", 0, nil)},
+			layers: [][]tartest.Entry{
+				{tartest.File("a", 0o644, body)},
+				{tartest.File("b", 0o644, body), tartest.File(".wh.b", 0, nil)},
 			},
 			want: "/a\n/b\n",
 		},
 		{
 			name: "opaque directory hides lower contents, keeps its own layer's",
-			layers: [][]tf{
-				{file("etc/old", 0o644, body), file("etc/sub/old", 0o644, body), file("keep", 0o644, body)},
-				{file("etc/new", 0o644, body), file("etc/sub/new", 0o644, body), file("etc/.wh..wh..opq", 0, nil)},
+			layers: [][]tartest.Entry{
+				{tartest.File("etc/old", 0o644, body), tartest.File("etc/sub/old", 0o644, body), tartest.File("keep", 0o644, body)},
+				{tartest.File("etc/new", 0o644, body), tartest.File("etc/sub/new", 0o644, body), tartest.File("etc/.wh..wh..opq", 0, nil)},
 			},
 			want: "/etc/\n/etc/new\n/etc/sub/\n/etc/sub/new\n/keep\n",
 		},
 		{
 			name: "a file replaces a directory and its contents",
-			layers: [][]tf{
-				{file("x/y", 0o644, body)},
-				{file("x", 0o644, body)},
+			layers: [][]tartest.Entry{
+				{tartest.File("x/y", 0o644, body)},
+				{tartest.File("x", 0o644, body)},
 			},
 			want: "/x\n",
 		},
 		{
 			name: "a directory replaces a symlink on the way (overlayfs)",
-			layers: [][]tf{
-				{file("usr/lib/z", 0o644, body), symlink("lib", "usr/lib")},
-				{file("lib/y", 0o644, body)},
+			layers: [][]tartest.Entry{
+				{tartest.File("usr/lib/z", 0o644, body), tartest.Symlink("lib", "usr/lib")},
+				{tartest.File("lib/y", 0o644, body)},
 			},
 			want: "/lib/\n/lib/y\n/usr/\n/usr/lib/\n/usr/lib/z\n",
 		},
 		{
 			name:   "a directory over a directory merges",
-			layers: [][]tf{{file("d/a", 0o644, body)}, {dir("d", 0o700), file("d/b", 0o644, body)}},
+			layers: [][]tartest.Entry{{tartest.File("d/a", 0o644, body)}, {tartest.Dir("d", 0o700), tartest.File("d/b", 0o644, body)}},
 			want:   "/d/\n/d/a\n/d/b\n",
 		},
 		{
 			name:   "hardlinks to missing or non-regular targets are issues",
-			layers: [][]tf{{dir("d", 0o755), hardlink("l1", "nope"), hardlink("l2", "d")}},
+			layers: [][]tartest.Entry{{tartest.Dir("d", 0o755), tartest.Hardlink("l1", "nope"), tartest.Hardlink("l2", "d")}},
 			want:   "/d/\n",
 			issues: []string{
 				"/l1 is a hardlink to /nope, which is not a regular file in the layers below it",
@@ -87,7 +89,7 @@ func TestAdd(t *testing.T) {
 		},
 		{
 			name:   "dot-dot cannot leave the root",
-			layers: [][]tf{{file("../../etc/passwd", 0o644, body), file("a/../../b", 0o644, body)}},
+			layers: [][]tartest.Entry{{tartest.File("../../etc/passwd", 0o644, body), tartest.File("a/../../b", 0o644, body)}},
 			want:   "/b\n/etc/\n/etc/passwd\n",
 		},
 	}
@@ -101,12 +103,12 @@ func TestAdd(t *testing.T) {
 }
 
 func TestMetadata(t *testing.T) {
-	f := build(t, []tf{
-		{name: "tmp", typ: tar.TypeDir, mode: 0o1777},
-		{name: "home/gitlab-runner", typ: tar.TypeDir, mode: 0o700, uid: 100, gid: 65533},
-		{name: "usr/bin/su", typ: tar.TypeReg, mode: 0o4755, body: []byte("su")},
-		{name: "old", typ: tar.TypeRegA, mode: 0o644}, //nolint:staticcheck // old archives
-		symlink("bin", "usr/bin"),
+	f := build(t, []tartest.Entry{
+		{Name: "tmp", Type: tar.TypeDir, Mode: 0o1777},
+		{Name: "home/gitlab-runner", Type: tar.TypeDir, Mode: 0o700, UID: 100, GID: 65533},
+		{Name: "usr/bin/su", Type: tar.TypeReg, Mode: 0o4755, Body: []byte("su")},
+		{Name: "old", Type: tar.TypeRegA, Mode: 0o644}, //nolint:staticcheck // old archives
+		tartest.Symlink("bin", "usr/bin"),
 	})
 	tests := []struct {
 		path string
@@ -135,8 +137,8 @@ func TestMetadata(t *testing.T) {
 
 func TestHardlinkSharesSource(t *testing.T) {
 	f := build(t,
-		[]tf{file("bin/busybox", 0o755, []byte("elf"))},
-		[]tf{hardlink("usr/bin/git", "bin/busybox")},
+		[]tartest.Entry{tartest.File("bin/busybox", 0o755, []byte("elf"))},
+		[]tartest.Entry{tartest.Hardlink("usr/bin/git", "bin/busybox")},
 	)
 	bb, ok := f.Lookup("/bin/busybox")
 	require.True(t, ok)
@@ -150,8 +152,8 @@ func TestHardlinkSharesSource(t *testing.T) {
 func TestFlattenAndReadSources(t *testing.T) {
 	ctx := context.Background()
 	layers := []v1.Layer{
-		testLayer(t, file("etc/os-release", 0o644, []byte("ID=test\n")), file("bin/sh", 0o755, []byte("sh")), file("gone", 0o644, []byte("g"))),
-		testLayer(t, file(".wh.gone", 0, nil), hardlink("bin/ash", "bin/sh"), file("etc/motd", 0o644, []byte("hi"))),
+		tartest.Layer(t, tartest.File("etc/os-release", 0o644, []byte("ID=test\n")), tartest.File("bin/sh", 0o755, []byte("sh")), tartest.File("gone", 0o644, []byte("g"))),
+		tartest.Layer(t, tartest.File(".wh.gone", 0, nil), tartest.Hardlink("bin/ash", "bin/sh"), tartest.File("etc/motd", 0o644, []byte("hi"))),
 	}
 	f, err := Flatten(ctx, layers)
 	require.NoError(t, err)
@@ -177,7 +179,7 @@ func TestFlattenAndReadSources(t *testing.T) {
 }
 
 func TestWalkStopsAtError(t *testing.T) {
-	f := build(t, []tf{file("a/b", 0o644, nil), file("c", 0o644, nil)})
+	f := build(t, []tartest.Entry{tartest.File("a/b", 0o644, nil), tartest.File("c", 0o644, nil)})
 	stop := errors.New("stop")
 	var seen []string
 	err := f.Walk(func(p string, _ Info) error {

@@ -7,21 +7,23 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/tartest"
 )
 
 func TestResolve(t *testing.T) {
-	f := build(t, []tf{
-		file("bin/busybox", 0o755, []byte("x")),
-		symlink("bin/sh", "busybox"),
-		symlink("bin/ash", "/bin/busybox"),
-		symlink("usr/bin/env", "../../bin/busybox"),
-		symlink("sbin", "bin"),
-		symlink("escape", "../../../../bin/sh"),
-		symlink("loop1", "loop2"), symlink("loop2", "loop1"),
-		symlink("dangling", "nowhere"),
-		symlink("bin/dirlink", "../usr/bin"),
-		symlink("abs", "/usr/lib/missing"),
-		symlink("out", "../../.."),
+	f := build(t, []tartest.Entry{
+		tartest.File("bin/busybox", 0o755, []byte("x")),
+		tartest.Symlink("bin/sh", "busybox"),
+		tartest.Symlink("bin/ash", "/bin/busybox"),
+		tartest.Symlink("usr/bin/env", "../../bin/busybox"),
+		tartest.Symlink("sbin", "bin"),
+		tartest.Symlink("escape", "../../../../bin/sh"),
+		tartest.Symlink("loop1", "loop2"), tartest.Symlink("loop2", "loop1"),
+		tartest.Symlink("dangling", "nowhere"),
+		tartest.Symlink("bin/dirlink", "../usr/bin"),
+		tartest.Symlink("abs", "/usr/lib/missing"),
+		tartest.Symlink("out", "../../.."),
 	})
 	tests := []struct {
 		in, want string

@@ -8,6 +8,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/tartest"
 )
 
 func TestContract(t *testing.T) {
@@ -81,9 +83,9 @@ func TestContract(t *testing.T) {
 			name: "dangling symlink, symlink loop, entrypoint without x bit", contract: ContractHelper, cfg: helperConfigOK(),
 			layers: func() []lay {
 				return []lay{busyboxBase(bin), helperOwn(bin), own(
-					symlink("bin/bash", "/bin/bash5"),
-					symlink("usr/bin/env", "env2"), symlink("usr/bin/env2", "./env"),
-					file("entrypoint", 0o644, []byte("#!/bin/sh\nexec \"$@\"\n")),
+					tartest.Symlink("bin/bash", "/bin/bash5"),
+					tartest.Symlink("usr/bin/env", "env2"), tartest.Symlink("usr/bin/env2", "./env"),
+					tartest.File("entrypoint", 0o644, []byte("#!/bin/sh\nexec \"$@\"\n")),
 				)}
 			},
 			want: []string{
@@ -95,7 +97,7 @@ func TestContract(t *testing.T) {
 		{
 			name: "whiteout of a directory removes everything below it", contract: ContractHelper, cfg: helperConfigOK(),
 			layers: func() []lay {
-				return []lay{busyboxBase(bin), helperOwn(bin), own(file("etc/ssl/.wh.certs", 0, nil))}
+				return []lay{busyboxBase(bin), helperOwn(bin), own(tartest.File("etc/ssl/.wh.certs", 0, nil))}
 			},
 			want: []string{"/etc/ssl/certs/ca-certificates.crt missing: HTTPS to GitLab and the registry needs a CA bundle"},
 		},
@@ -108,9 +110,9 @@ func TestContract(t *testing.T) {
 			name: "runner as a root-only image", contract: ContractRunner, cfg: runnerCfg,
 			layers: func() []lay {
 				return []lay{busyboxBase(bin, "etc/passwd", "tmp/"), runnerOwn(bin), own(
-					file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\n")),
-					dir("tmp/", 0o755),
-					file("usr/bin/gitlab-runner", 0o700, bin),
+					tartest.File("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\n")),
+					tartest.Dir("tmp/", 0o755),
+					tartest.File("usr/bin/gitlab-runner", 0o700, bin),
 					script("entrypoint", "#!/bin/bash\nexec gitlab-runner\n"),
 				)}
 			},
@@ -125,10 +127,10 @@ func TestContract(t *testing.T) {
 			name: "ubuntu runner: uid 999, group-executable binary", contract: ContractRunner, cfg: runnerCfg,
 			layers: func() []lay {
 				return []lay{busyboxBase(bin, "etc/passwd", "home/gitlab-runner/"), runnerOwn(bin), own(
-					file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/bash\ngitlab-runner:x:999:999::/home/gitlab-runner/:/bin/bash\n")),
-					tf{name: "home/gitlab-runner", typ: tar.TypeDir, mode: 0o700, uid: 999, gid: 999},
-					tf{name: "usr/bin/gitlab-runner", typ: tar.TypeReg, mode: 0o750, gid: 999, body: bin},
-					tf{name: "usr/share/gitlab-runner/clear-docker-cache", typ: tar.TypeReg, mode: 0o754, body: []byte("#!/bin/sh\n")},
+					tartest.File("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/bash\ngitlab-runner:x:999:999::/home/gitlab-runner/:/bin/bash\n")),
+					tartest.Entry{Name: "home/gitlab-runner", Type: tar.TypeDir, Mode: 0o700, UID: 999, GID: 999},
+					tartest.Entry{Name: "usr/bin/gitlab-runner", Type: tar.TypeReg, Mode: 0o750, GID: 999, Body: bin},
+					tartest.Entry{Name: "usr/share/gitlab-runner/clear-docker-cache", Type: tar.TypeReg, Mode: 0o754, Body: []byte("#!/bin/sh\n")},
 				)}
 			},
 			want: []string{"/usr/share/gitlab-runner/clear-docker-cache is not executable by uid 999 (mode 0754): the runner package ships it to clean up Docker executor caches"},

@@ -11,65 +11,22 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/tartest"
 )
 
-// tf is one tar entry of a test layer.
-type tf struct {
-	name     string
-	typ      byte
-	mode     int64
-	body     []byte
-	link     string
-	uid, gid int
-}
-
-func file(name string, mode int64, body []byte) tf {
-	return tf{name: name, typ: tar.TypeReg, mode: mode, body: body}
-}
-func script(name, body string) tf    { return file(name, 0o755, []byte(body)) }
-func dir(name string, mode int64) tf { return tf{name: name, typ: tar.TypeDir, mode: mode} }
-func symlink(name, target string) tf {
-	return tf{name: name, typ: tar.TypeSymlink, mode: 0o777, link: target}
-}
-func hardlink(name, target string) tf {
-	return tf{name: name, typ: tar.TypeLink, mode: 0o755, link: target}
-}
-
-// tarBytes writes entries into an uncompressed tar, in memory (test only).
-func tarBytes(t testing.TB, entries ...tf) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, e := range entries {
-		hdr := &tar.Header{Name: e.name, Typeflag: e.typ, Mode: e.mode, Linkname: e.link, Uid: e.uid, Gid: e.gid, Format: tar.FormatPAX}
-		if e.typ == tar.TypeReg {
-			hdr.Size = int64(len(e.body))
-		}
-		require.NoError(t, tw.WriteHeader(hdr))
-		if e.typ == tar.TypeReg {
-			_, err := tw.Write(e.body)
-			require.NoError(t, err)
-		}
-	}
-	require.NoError(t, tw.Close())
-	return buf.Bytes()
-}
-
-// tarLayer is an uncompressed OCI layer (application/vnd.oci.image.layer.v1.tar):
-// valid OCI, and it keeps the race-enabled tests from spending minutes in gzip.
-func tarLayer(t testing.TB, entries ...tf) v1.Layer {
-	t.Helper()
-	return static.NewLayer(tarBytes(t, entries...), types.OCIUncompressedLayer)
+// script is an executable text file.
+func script(name, body string) tartest.Entry {
+	return tartest.File(name, 0o755, []byte(body))
 }
 
 // gzipLayer is the usual gzip-compressed layer.
-func gzipLayer(t testing.TB, entries ...tf) v1.Layer {
+func gzipLayer(t testing.TB, entries ...tartest.Entry) v1.Layer {
 	t.Helper()
-	b := tarBytes(t, entries...)
+	b := tartest.Bytes(t, entries...)
 	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(b)), nil
 	}, tarball.WithCompressionLevel(1), tarball.WithMediaType(types.OCILayer))
@@ -82,11 +39,11 @@ func gzipLayer(t testing.TB, entries ...tf) v1.Layer {
 type lay struct {
 	own     bool
 	gzip    bool
-	entries []tf
+	entries []tartest.Entry
 }
 
-func base(entries ...tf) lay { return lay{entries: entries} }
-func own(entries ...tf) lay  { return lay{own: true, entries: entries} }
+func base(entries ...tartest.Entry) lay { return lay{entries: entries} }
+func own(entries ...tartest.Entry) lay  { return lay{own: true, entries: entries} }
 
 // testImage builds an OCI image for p (its config says p) from layers.
 func testImage(t testing.TB, p v1.Platform, cfg v1.Config, layers ...lay) v1.Image {
@@ -98,7 +55,7 @@ func testImage(t testing.TB, p v1.Platform, cfg v1.Config, layers ...lay) v1.Ima
 		if l.own {
 			h = v1.History{CreatedBy: "COPY . / # buildkit", Comment: ownComment}
 		}
-		layer := tarLayer(t, l.entries...)
+		layer := tartest.Layer(t, l.entries...)
 		if l.gzip {
 			layer = gzipLayer(t, l.entries...)
 		}
@@ -164,28 +121,28 @@ func busyboxBase(bin []byte, skip ...string) lay {
 	for _, s := range skip {
 		skipped[s] = true
 	}
-	entries := []tf{
-		dir("bin/", 0o755), dir("usr/bin/", 0o755), dir("etc/ssl/certs/", 0o755),
-		file("bin/busybox", 0o755, bin),
-		symlink("bin/sh", "busybox"),        // relative
-		symlink("bin/bash", "/bin/busybox"), // absolute
-		symlink("usr/bin/env", "../../bin/busybox"),
-		symlink("usr/bin/pgrep", "/bin/busybox"),
-		hardlink("usr/bin/dumb-init", "bin/busybox"),
-		hardlink("usr/bin/git", "bin/busybox"),
-		hardlink("usr/bin/git-lfs", "bin/busybox"),
-		file("etc/ssl/certs/ca-certificates.crt", 0o644, []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")),
-		file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\ngitlab-runner:x:100:65533:Linux User,,,:/home/gitlab-runner:/bin/sh\n")),
-		dir("tmp/", 0o1777),
-		{name: "home/gitlab-runner/", typ: tar.TypeDir, mode: 0o755, uid: 100, gid: 65533},
+	entries := []tartest.Entry{
+		tartest.Dir("bin/", 0o755), tartest.Dir("usr/bin/", 0o755), tartest.Dir("etc/ssl/certs/", 0o755),
+		tartest.File("bin/busybox", 0o755, bin),
+		tartest.Symlink("bin/sh", "busybox"),        // relative
+		tartest.Symlink("bin/bash", "/bin/busybox"), // absolute
+		tartest.Symlink("usr/bin/env", "../../bin/busybox"),
+		tartest.Symlink("usr/bin/pgrep", "/bin/busybox"),
+		tartest.Hardlink("usr/bin/dumb-init", "bin/busybox"),
+		tartest.Hardlink("usr/bin/git", "bin/busybox"),
+		tartest.Hardlink("usr/bin/git-lfs", "bin/busybox"),
+		tartest.File("etc/ssl/certs/ca-certificates.crt", 0o644, []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")),
+		tartest.File("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\ngitlab-runner:x:100:65533:Linux User,,,:/home/gitlab-runner:/bin/sh\n")),
+		tartest.Dir("tmp/", 0o1777),
+		{Name: "home/gitlab-runner/", Type: tar.TypeDir, Mode: 0o755, UID: 100, GID: 65533},
 	}
 	for _, applet := range []string{"tee", "mkdir", "rm", "chmod", "find", "touch", "mv", "printf", "cut", "sort",
 		"sed", "awk", "hostname", "cat", "timeout", "grep", "seq", "sleep", "cp"} {
-		entries = append(entries, symlink("bin/"+applet, "busybox"))
+		entries = append(entries, tartest.Symlink("bin/"+applet, "busybox"))
 	}
-	var out []tf
+	var out []tartest.Entry
 	for _, e := range entries {
-		if !skipped[e.name] {
+		if !skipped[e.Name] {
 			out = append(out, e)
 		}
 	}
@@ -204,7 +161,7 @@ func helperConfigOK() v1.Config {
 // the entrypoint.
 func helperOwn(bin []byte) lay {
 	return own(
-		file("usr/bin/gitlab-runner-helper", 0o755, bin),
+		tartest.File("usr/bin/gitlab-runner-helper", 0o755, bin),
 		script("usr/bin/gitlab-runner-build", "#!/bin/bash\n\numask 0000\nexec /bin/bash\n"),
 		script("entrypoint", "#!/bin/bash\nset -e\n# run the command\nexec \"$@\"\n"),
 	)
@@ -212,7 +169,7 @@ func helperOwn(bin []byte) lay {
 
 func runnerOwn(bin []byte) lay {
 	return own(
-		file("usr/bin/gitlab-runner", 0o755, bin),
+		tartest.File("usr/bin/gitlab-runner", 0o755, bin),
 		script("usr/share/gitlab-runner/clear-docker-cache", "#!/bin/sh\necho clearing\n"),
 		script("entrypoint", "#!/bin/bash\nset -e\nupdate-ca-certificates >/dev/null 2>&1 || true\nexec gitlab-runner \"$@\"\n"),
 	)

@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/tartest"
 )
 
 func TestIndexOddEntries(t *testing.T) {
@@ -81,14 +83,14 @@ func TestImageSingle(t *testing.T) {
 
 func TestOwnLayers(t *testing.T) {
 	// Without BuildKit history every layer is checked, and the report says so.
-	img := testImage(t, arm64, v1.Config{}, base(file("usr/bin/busybox", 0o755, bins["amd64"])), base(file("usr/bin/x", 0o755, bins["arm64"])))
+	img := testImage(t, arm64, v1.Config{}, base(tartest.File("usr/bin/busybox", 0o755, bins["amd64"])), base(tartest.File("usr/bin/x", 0o755, bins["arm64"])))
 	r, err := Image(context.Background(), img, Options{Platforms: []v1.Platform{arm64}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"linux/arm64 arch: /usr/bin/busybox is ELF 64-bit LSB x86-64 (linux/amd64), not linux/arm64"}, failures(r))
 	assert.Equal(t, []string{"linux/arm64 arch: the history does not say which layers are the image's own (no buildkit.dockerfile.v0 entries matching the layers); checked all of them"}, warnings(r))
 
 	// With it, only own layers are: the amd64 base binary is not looked at.
-	img = testImage(t, arm64, v1.Config{}, base(file("usr/bin/busybox", 0o755, bins["amd64"])), own(file("usr/bin/x", 0o755, bins["arm64"]), file("usr/bin/notes", 0o755, []byte("#!/bin/sh\n"))))
+	img = testImage(t, arm64, v1.Config{}, base(tartest.File("usr/bin/busybox", 0o755, bins["amd64"])), own(tartest.File("usr/bin/x", 0o755, bins["arm64"]), tartest.File("usr/bin/notes", 0o755, []byte("#!/bin/sh\n"))))
 	r, err = Image(context.Background(), img, Options{Platforms: []v1.Platform{arm64}})
 	require.NoError(t, err)
 	assert.Empty(t, failures(r))

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/rootfs"
+	"github.com/helperbuild/helperbuild/internal/tartest"
 )
 
 // runChecks returns the run checks of every platform: "platform: reason"
@@ -42,7 +43,7 @@ func TestRunQemu(t *testing.T) {
 	if _, err := exec.LookPath("qemu-aarch64-static"); err != nil {
 		t.Skip("qemu-aarch64-static not installed (apt-get install qemu-user-static)")
 	}
-	helperOnly := func(bin []byte) lay { return own(file("usr/bin/gitlab-runner-helper", 0o755, bin)) }
+	helperOnly := func(bin []byte) lay { return own(tartest.File("usr/bin/gitlab-runner-helper", 0o755, bin)) }
 	tests := []struct {
 		name   string
 		layers []lay
@@ -80,7 +81,7 @@ func TestRunQemuWrongBinary(t *testing.T) {
 	if _, err := exec.LookPath("qemu-aarch64-static"); err != nil {
 		t.Skip("qemu-aarch64-static not installed (apt-get install qemu-user-static)")
 	}
-	idx := testIndex(t, listed{arm64, testImage(t, arm64, v1.Config{}, own(file("usr/bin/gitlab-runner-helper", 0o755, bins["amd64"])))})
+	idx := testIndex(t, listed{arm64, testImage(t, arm64, v1.Config{}, own(tartest.File("usr/bin/gitlab-runner-helper", 0o755, bins["amd64"])))})
 	r, err := Index(context.Background(), idx, Options{Run: true, TempDir: t.TempDir()})
 	require.NoError(t, err)
 	got := runChecks(r)
@@ -89,7 +90,7 @@ func TestRunQemuWrongBinary(t *testing.T) {
 }
 
 func TestRunQemuMissing(t *testing.T) {
-	idx := testIndex(t, listed{arm64, testImage(t, arm64, v1.Config{}, own(file("usr/bin/x", 0o755, bins["arm64"])))})
+	idx := testIndex(t, listed{arm64, testImage(t, arm64, v1.Config{}, own(tartest.File("usr/bin/x", 0o755, bins["arm64"])))})
 	var asked []string
 	r, err := Index(context.Background(), idx, Options{Run: true, TempDir: t.TempDir(), Qemu: func(arch string) (string, error) {
 		asked = append(asked, arch)
@@ -104,10 +105,10 @@ func TestRunNative(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("native runs are for amd64 hosts")
 	}
-	layers := []lay{busyboxBase(bins["amd64"]), own(file("usr/bin/gitlab-runner-helper", 0o755, bins["amd64"]))}
+	layers := []lay{busyboxBase(bins["amd64"]), own(tartest.File("usr/bin/gitlab-runner-helper", 0o755, bins["amd64"]))}
 	want := []string{"linux/amd64: ran natively: /usr/bin/gitlab-runner-helper --version (OS/Arch: linux/amd64); /bin/sh -c true"}
 	if bins["cgo"] != nil {
-		layers = append(layers, own(file("usr/bin/cgo-tool", 0o755, bins["cgo"])))
+		layers = append(layers, own(tartest.File("usr/bin/cgo-tool", 0o755, bins["cgo"])))
 		want = append([]string{"warning linux/amd64: /usr/bin/cgo-tool --version not run: dynamically linked, and native runs would load the host's libraries"}, want...)
 	}
 	idx := testIndex(t, listed{amd64, testImage(t, amd64, v1.Config{}, layers...)})
@@ -132,14 +133,14 @@ func TestUnpackStaysInside(t *testing.T) {
 	outside := t.TempDir()
 	layers := []lay{
 		base(
-			symlink("evil", outside),
-			symlink("rel", "../../../../../.."+outside),
-			file("bin/busybox", 0o755, []byte("bb")),
-			hardlink("bin/git", "bin/busybox"),
-			dir("ro/", 0o555),
-			file("ro/f", 0o400, []byte("r")),
+			tartest.Symlink("evil", outside),
+			tartest.Symlink("rel", "../../../../../.."+outside),
+			tartest.File("bin/busybox", 0o755, []byte("bb")),
+			tartest.Hardlink("bin/git", "bin/busybox"),
+			tartest.Dir("ro/", 0o555),
+			tartest.File("ro/f", 0o400, []byte("r")),
 		),
-		base(file("evil/x", 0o644, []byte("x"))), // evil becomes a directory (overlayfs)
+		base(tartest.File("evil/x", 0o644, []byte("x"))), // evil becomes a directory (overlayfs)
 	}
 	img := testImage(t, amd64, v1.Config{}, layers...)
 	ls, err := img.Layers()

@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/tartest"
 )
 
 // failures lists "platform check: reason" for every failed check, and
@@ -136,7 +138,7 @@ func TestIndex(t *testing.T) {
 		{
 			name: "whiteout deletes /bin/bash in an upper layer",
 			index: func(t testing.TB) v1.ImageIndex {
-				img := testImage(t, amd64, helperConfigOK(), busyboxBase(bins["amd64"]), helperOwn(bins["amd64"]), own(file("bin/.wh.bash", 0o644, nil)))
+				img := testImage(t, amd64, helperConfigOK(), busyboxBase(bins["amd64"]), helperOwn(bins["amd64"]), own(tartest.File("bin/.wh.bash", 0o644, nil)))
 				return testIndex(t, listed{amd64, img})
 			},
 			opts: Options{Contract: ContractHelper},
