@@ -30,6 +30,7 @@ type destination struct {
 	tagRefs    []name.Tag   // push, config-free mode
 	names      []string     // build, config-free mode: layout entry names
 	insecure   []string
+	uploader   *publish.Uploader // push: sends blobs while the build runs
 }
 
 func parseDestination(f *buildFlags, env Env, pkg string, push bool) (*destination, error) {
@@ -147,6 +148,33 @@ func (d *destination) repositories(plan *recipe.Plan) []name.Repository {
 	return out
 }
 
+// registryOptions are how publish reaches the registries of this run.
+func (d *destination) registryOptions(ctx context.Context, opts imageref.Options, log *slog.Logger) publish.RegistryOptions {
+	return publish.RegistryOptions{
+		Remote: opts.RemoteOptions(ctx),
+		NameOptions: func(repo string) []name.Option {
+			host, _, _ := strings.Cut(repo, "/")
+			if imageref.IsInsecure(host, d.insecure) {
+				return []name.Option{name.Insecure}
+			}
+			return nil
+		},
+		Logger: log,
+	}
+}
+
+// repositoriesOf lists the repositories the image named image goes to.
+func (d *destination) repositoriesOf(plan *recipe.Plan, image string) []string {
+	if d.configFree {
+		var out []string
+		for _, r := range d.repositories(plan) {
+			out = append(out, r.String())
+		}
+		return out
+	}
+	return []string{strings.TrimSuffix(d.prefix, "/") + "/" + image}
+}
+
 // indexTags are the tags that point at img's index, as full references
 // when pushing.
 func (d *destination) indexTags(img release.Image) []string {
@@ -211,17 +239,9 @@ func (d *destination) publish(ctx context.Context, res *release.Result, opts ima
 	images := d.images(res)
 	switch {
 	case d.push:
-		_, err := publish.ToRegistry(ctx, images, publish.RegistryOptions{
-			Remote: opts.RemoteOptions(ctx),
-			NameOptions: func(repo string) []name.Option {
-				host, _, _ := strings.Cut(repo, "/")
-				if imageref.IsInsecure(host, d.insecure) {
-					return []name.Option{name.Insecure}
-				}
-				return nil
-			},
-			Logger: log,
-		})
+		ro := d.registryOptions(ctx, opts, log)
+		ro.Uploader = d.uploader
+		_, err := publish.ToRegistry(ctx, images, ro)
 		return err
 	case d.output.Transport == imageref.Archive:
 		if err := publish.ToArchive(ctx, d.output.Path, tmp, epoch, images); err != nil {

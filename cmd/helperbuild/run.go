@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/helperbuild/helperbuild/internal/gitmeta"
@@ -140,6 +142,23 @@ func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool)
 			}
 		}
 	}
+	// When pushing, each platform's blobs go up as soon as it is assembled.
+	var onImage func(context.Context, string, v1.Platform, v1.Image) error
+	if push {
+		if dest.uploader, err = publish.NewUploader(dest.registryOptions(ctx, imgOpts, log)); err != nil {
+			return err
+		}
+		onImage = func(_ context.Context, image string, _ v1.Platform, img v1.Image) error {
+			// The run's context, not the assembly's: the uploader's
+			// connections outlive the build and serve the tag phase.
+			for _, repo := range dest.repositoriesOf(plan, image) {
+				if err := dest.uploader.Image(ctx, repo, img); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
 	res, err := release.Build(ctx, plan, release.Options{
 		Env:      env,
 		Jobs:     f.jobs,
@@ -147,6 +166,7 @@ func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool)
 		Images:   imgOpts,
 		TempDir:  tmp,
 		CacheDir: cacheDir(env, f),
+		OnImage:  onImage,
 		Logger:   log,
 	})
 	if err != nil {

@@ -20,8 +20,10 @@ type RegistryOptions struct {
 	// NameOptions apply when parsing repositories (name.Insecure for hosts the user named).
 	NameOptions func(repo string) []name.Option
 	// Jobs bounds how many platform images are pushed at once; 0 means 4.
-	Jobs   int
-	Logger *slog.Logger
+	Jobs int
+	// Uploader, if set, is the one that sent blobs ahead of the release.
+	Uploader *Uploader
+	Logger   *slog.Logger
 }
 
 // Result says what ToRegistry did.
@@ -38,8 +40,11 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	pusher, err := remote.NewPusher(opts.Remote...)
-	if err != nil {
+	var err error
+	var pusher *remote.Pusher
+	if opts.Uploader != nil {
+		pusher = opts.Uploader.pusher // blobs it sent are known to be there
+	} else if pusher, err = remote.NewPusher(opts.Remote...); err != nil {
 		return nil, err
 	}
 	remoteOpts := append([]remote.Option{remote.Reuse(pusher)}, opts.Remote...)

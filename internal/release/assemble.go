@@ -79,6 +79,11 @@ func (a *assembler) assemble(ctx context.Context, i, j int) error {
 	a.mu.Lock()
 	a.images[i][j] = img
 	a.mu.Unlock()
+	if a.opts.OnImage != nil {
+		if err := a.opts.OnImage(ctx, a.plan.Images[i].Name, u.platform, img); err != nil {
+			return fmt.Errorf("image %s for %s: %w", a.plan.Images[i].Name, platform.Format(u.platform), err)
+		}
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -30,6 +31,10 @@ type Options struct {
 	CacheDir string
 	// BuildPlatform is the host, for BUILDPLATFORM and friends.
 	BuildPlatform v1.Platform
+	// OnImage, if set, runs right after each platform's image is assembled,
+	// while other platforms may still compile (push uses it to send blobs
+	// early). Its error fails the build.
+	OnImage func(ctx context.Context, image string, p v1.Platform, img v1.Image) error
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
 }

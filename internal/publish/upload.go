@@ -1,0 +1,68 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// Uploader sends an image's blobs (layers and config, never a manifest)
+// ahead of the release, while other platforms still compile. Blobs are
+// content-addressed and invisible until a manifest names them, so this
+// changes no tag and nothing pullable; ToRegistry, given the same
+// Uploader, then finds them in place.
+type Uploader struct {
+	pusher   *remote.Pusher
+	nameOpts func(repo string) []name.Option
+	log      *slog.Logger
+}
+
+// NewUploader makes an Uploader for the registries opts reaches.
+func NewUploader(opts RegistryOptions) (*Uploader, error) {
+	pusher, err := remote.NewPusher(opts.Remote...)
+	if err != nil {
+		return nil, err
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Uploader{pusher: pusher, nameOpts: opts.NameOptions, log: log}, nil
+}
+
+// Image uploads img's layers and config blob to repo; blobs the registry
+// has are skipped and base layers are mounted where possible.
+func (u *Uploader) Image(ctx context.Context, repo string, img v1.Image) error {
+	var nopts []name.Option
+	if u.nameOpts != nil {
+		nopts = u.nameOpts(repo)
+	}
+	r, err := name.NewRepository(repo, nopts...)
+	if err != nil {
+		return fmt.Errorf("repository %q: %w", repo, err)
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return err
+	}
+	cfg, err := partial.ConfigLayer(img)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	for _, l := range append(layers, cfg) {
+		if err := u.pusher.Upload(ctx, r, l); err != nil {
+			d, _ := l.Digest()
+			return fmt.Errorf("upload %s@%s: %w", r, d, explain(err))
+		}
+	}
+	d, _ := img.Digest()
+	u.log.Info("blobs uploaded", "repository", r.String(), "image", d.String(), "duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
