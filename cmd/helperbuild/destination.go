@@ -140,39 +140,29 @@ func (d *destination) repositories(plan *recipe.Plan) []name.Repository {
 		return out
 	}
 	for _, img := range plan.Images {
-		// parseDestination checked the prefix, and recipe checked the name.
-		if r, err := imageref.ParseRepository(strings.TrimSuffix(d.prefix, "/")+"/"+img.Name, d.insecure); err == nil {
-			add(r)
-		}
+		add(d.imageRepository(img.Name))
 	}
 	return out
 }
 
+// imageRepository is PREFIX/<image name> in recipe mode. parseDestination
+// checked the prefix and recipe checked the name, so it parses.
+func (d *destination) imageRepository(image string) name.Repository {
+	r, _ := imageref.ParseRepository(strings.TrimSuffix(d.prefix, "/")+"/"+image, d.insecure)
+	return r
+}
+
 // registryOptions are how publish reaches the registries of this run.
 func (d *destination) registryOptions(ctx context.Context, opts imageref.Options, log *slog.Logger) publish.RegistryOptions {
-	return publish.RegistryOptions{
-		Remote: opts.RemoteOptions(ctx),
-		NameOptions: func(repo string) []name.Option {
-			host, _, _ := strings.Cut(repo, "/")
-			if imageref.IsInsecure(host, d.insecure) {
-				return []name.Option{name.Insecure}
-			}
-			return nil
-		},
-		Logger: log,
-	}
+	return publish.RegistryOptions{Remote: opts.RemoteOptions(ctx), Logger: log}
 }
 
 // repositoriesOf lists the repositories the image named image goes to.
-func (d *destination) repositoriesOf(plan *recipe.Plan, image string) []string {
+func (d *destination) repositoriesOf(plan *recipe.Plan, image string) []name.Repository {
 	if d.configFree {
-		var out []string
-		for _, r := range d.repositories(plan) {
-			out = append(out, r.String())
-		}
-		return out
+		return d.repositories(plan)
 	}
-	return []string{strings.TrimSuffix(d.prefix, "/") + "/" + image}
+	return []name.Repository{d.imageRepository(image)}
 }
 
 // indexTags are the tags that point at img's index, as full references
@@ -215,11 +205,11 @@ func (d *destination) images(res *release.Result) []publish.Image {
 			// One publish.Image per repository named by --tag.
 			byRepo := map[string]int{}
 			for _, t := range d.tagRefs {
-				repo := t.Context().String()
-				i, ok := byRepo[repo]
+				repo := t.Context()
+				i, ok := byRepo[repo.String()]
 				if !ok {
 					i = len(out)
-					byRepo[repo] = i
+					byRepo[repo.String()] = i
 					q := p
 					q.Repository, q.Tags = repo, nil
 					out = append(out, q)
@@ -227,7 +217,7 @@ func (d *destination) images(res *release.Result) []publish.Image {
 				out[i].Tags = append(out[i].Tags, t.TagStr())
 			}
 		default:
-			p.Repository = strings.TrimSuffix(d.prefix, "/") + "/" + img.Name
+			p.Repository = d.imageRepository(img.Name)
 			p.Tags = img.Tags
 			out = append(out, p)
 		}

@@ -82,9 +82,9 @@ func TestToRegistryOrder(t *testing.T) {
 	helper, helperDigests := testIndex(t)
 	runner, _ := testIndex(t)
 	images := []Image{
-		{Repository: host + "/g/helper", Index: helper, Tags: []string{"latest", "v1.2.3"},
+		{Repository: mustRepo(t, host+"/g/helper"), Index: helper, Tags: []string{"latest", "v1.2.3"},
 			PlatformTags: []PlatformTag{{Manifest: helperDigests[0], Tag: "x86_64-v1.2.3"}, {Manifest: helperDigests[1], Tag: "arm64-v1.2.3"}}},
-		{Repository: host + "/g/runner", Index: runner, Tags: []string{"v1.2.3"}},
+		{Repository: mustRepo(t, host+"/g/runner"), Index: runner, Tags: []string{"v1.2.3"}},
 	}
 	res, err := ToRegistry(context.Background(), images, RegistryOptions{})
 	require.NoError(t, err)
@@ -125,8 +125,8 @@ func TestToRegistryNoTagWhenAnyImageFails(t *testing.T) {
 		return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/g/runner/manifests/")
 	}
 	_, err := ToRegistry(context.Background(), []Image{
-		{Repository: host + "/g/helper", Index: helper, Tags: []string{"v1"}},
-		{Repository: host + "/g/runner", Index: runner, Tags: []string{"v1"}},
+		{Repository: mustRepo(t, host+"/g/helper"), Index: helper, Tags: []string{"v1"}},
+		{Repository: mustRepo(t, host+"/g/runner"), Index: runner, Tags: []string{"v1"}},
 	}, RegistryOptions{Remote: []remote.Option{remote.WithRetryBackoff(remote.Backoff{Steps: 1})}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "/g/runner@sha256:")
@@ -140,7 +140,7 @@ func TestToRegistryTagFailureListsTags(t *testing.T) {
 	rc.failIf = func(r *http.Request) bool {
 		return r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/manifests/latest")
 	}
-	res, err := ToRegistry(context.Background(), []Image{{Repository: host + "/g/helper", Index: idx, Tags: []string{"latest", "v1", "v1.2"}}},
+	res, err := ToRegistry(context.Background(), []Image{{Repository: mustRepo(t, host+"/g/helper"), Index: idx, Tags: []string{"latest", "v1", "v1.2"}}},
 		RegistryOptions{Remote: []remote.Option{remote.WithRetryBackoff(remote.Backoff{Steps: 1})}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "written: ["+host+"/g/helper:v1 "+host+"/g/helper:v1.2]")
@@ -233,4 +233,11 @@ func TestToLayoutUntaggedImageIsListed(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, im.Manifests, 1)
 	assert.Equal(t, "runner", im.Manifests[0].Annotations[RefNameAnnotation])
+}
+
+func mustRepo(t *testing.T, s string) name.Repository {
+	t.Helper()
+	r, err := name.NewRepository(s)
+	require.NoError(t, err)
+	return r
 }

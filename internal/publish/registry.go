@@ -17,8 +17,6 @@ import (
 type RegistryOptions struct {
 	// Remote are the go-containerregistry options (auth, transport, context).
 	Remote []remote.Option
-	// NameOptions apply when parsing repositories (name.Insecure for hosts the user named).
-	NameOptions func(repo string) []name.Option
 	// Jobs bounds how many platform images are pushed at once; 0 means 4.
 	Jobs int
 	// Uploader, if set, is the one that sent blobs ahead of the release.
@@ -50,20 +48,14 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 	remoteOpts := append([]remote.Option{remote.Reuse(pusher)}, opts.Remote...)
 	repos := make([]name.Repository, len(images))
 	for i, img := range images {
-		var nopts []name.Option
-		if opts.NameOptions != nil {
-			nopts = opts.NameOptions(img.Repository)
-		}
-		if repos[i], err = name.NewRepository(img.Repository, nopts...); err != nil {
-			return nil, fmt.Errorf("repository %q: %w", img.Repository, err)
-		}
+		repos[i] = img.Repository
 		for _, t := range img.Tags {
-			if _, err := name.NewTag(repos[i].Name()+":"+t, nopts...); err != nil {
+			if _, err := name.NewTag(repos[i].Name() + ":" + t); err != nil {
 				return nil, fmt.Errorf("tag %q of %s: %w", t, img.Repository, err)
 			}
 		}
 		for _, t := range img.PlatformTags {
-			if _, err := name.NewTag(repos[i].Name()+":"+t.Tag, nopts...); err != nil {
+			if _, err := name.NewTag(repos[i].Name() + ":" + t.Tag); err != nil {
 				return nil, fmt.Errorf("tag %q of %s: %w", t.Tag, img.Repository, err)
 			}
 		}

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
@@ -9,8 +10,10 @@ type Image struct {
 	// Name is the image's name in a layout ("gitlab-runner-helper"); empty for
 	// a single-image release, whose layout entries are named by tag alone.
 	Name string
-	// Repository is the registry destination, e.g. "registry.example.com/group/gitlab-runner-helper".
-	Repository string
+	// Repository is the registry destination, e.g.
+	// registry.example.com/group/gitlab-runner-helper, parsed by the caller
+	// (which knows which hosts may be reached insecurely).
+	Repository name.Repository
 	Index      v1.ImageIndex
 	// Tags point at the index.
 	Tags []string

@@ -18,9 +18,8 @@ import (
 // changes no tag and nothing pullable; ToRegistry, given the same
 // Uploader, then finds them in place.
 type Uploader struct {
-	pusher   *remote.Pusher
-	nameOpts func(repo string) []name.Option
-	log      *slog.Logger
+	pusher *remote.Pusher
+	log    *slog.Logger
 }
 
 // NewUploader makes an Uploader for the registries opts reaches.
@@ -33,20 +32,12 @@ func NewUploader(opts RegistryOptions) (*Uploader, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Uploader{pusher: pusher, nameOpts: opts.NameOptions, log: log}, nil
+	return &Uploader{pusher: pusher, log: log}, nil
 }
 
 // Image uploads img's layers and config blob to repo; blobs the registry
 // has are skipped and base layers are mounted where possible.
-func (u *Uploader) Image(ctx context.Context, repo string, img v1.Image) error {
-	var nopts []name.Option
-	if u.nameOpts != nil {
-		nopts = u.nameOpts(repo)
-	}
-	r, err := name.NewRepository(repo, nopts...)
-	if err != nil {
-		return fmt.Errorf("repository %q: %w", repo, err)
-	}
+func (u *Uploader) Image(ctx context.Context, r name.Repository, img v1.Image) error {
 	layers, err := img.Layers()
 	if err != nil {
 		return err

@@ -93,7 +93,11 @@ func startRegistry(t *testing.T) string {
 }
 
 func push(ctx context.Context, host string, idx v1.ImageIndex, rt *retry.Transport) error {
-	_, err := publish.ToRegistry(ctx, []publish.Image{{Repository: host + "/g/helper", Index: idx, Tags: []string{"v1", "latest"}}},
+	repo, err := name.NewRepository(host + "/g/helper")
+	if err != nil {
+		return err
+	}
+	_, err = publish.ToRegistry(ctx, []publish.Image{{Repository: repo, Index: idx, Tags: []string{"v1", "latest"}}},
 		publish.RegistryOptions{Remote: remoteOptions(ctx, rt)})
 	return err
 }
