@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -16,9 +15,6 @@ import (
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
-
-// tagName is the grammar of a tag in the distribution spec.
-var tagName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 
 // destination is where a run's images go: an OCI layout or archive (build),
 // or a registry (push).
@@ -55,7 +51,7 @@ func parseDestination(f *buildFlags, env Env, pkg string, push bool) (*destinati
 			d.names = []string{"latest"}
 		}
 		for _, n := range d.names {
-			if !tagName.MatchString(n) {
+			if !imageref.ValidTag(n) {
 				return nil, usagef("--tag %q: want a tag name such as v1.2.3", n)
 			}
 		}
@@ -66,7 +62,7 @@ func parseDestination(f *buildFlags, env Env, pkg string, push bool) (*destinati
 			return nil, usagef("push needs --tag REGISTRY/REPOSITORY:TAG, e.g. --tag registry.example.com/group/gitlab-runner-helper:v1.2.3")
 		}
 		for _, t := range f.tags {
-			if !hasRegistryHost(t) {
+			if _, ok := imageref.ExplicitRegistry(t); !ok {
 				return nil, usagef("--tag %q: name the registry, e.g. registry.example.com/group/app:v1.2.3 (docker.io/... for Docker Hub)", t)
 			}
 			tag, err := imageref.ParseTag(t, f.insecure)
@@ -244,14 +240,6 @@ func (d *destination) publish(ctx context.Context, res *release.Result, opts ima
 	}
 	log.Info("written", "output", d.output.String())
 	return nil
-}
-
-// hasRegistryHost reports whether ref starts with a registry host
-// (something with a dot or a port, or localhost), so a push never goes to
-// Docker Hub by accident.
-func hasRegistryHost(ref string) bool {
-	host, _, found := strings.Cut(ref, "/")
-	return found && (strings.ContainsAny(host, ".:") || host == "localhost")
 }
 
 // checkInsecure validates --insecure-registry values: HOST or HOST:PORT.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -78,19 +79,27 @@ func readRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	return a, nil
 }
 
-// describeRemoteError keeps go-containerregistry's error (it already names the
-// redacted URL) and adds what the user can do for the common cases.
+// describeRemoteError names what was read and the way out.
 func describeRemoteError(what string, err error) error {
+	var terr *transport.Error
+	if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("%s: not found in the registry: %w", what, err)
+	}
+	return fmt.Errorf("%s: %w", what, Explain(err))
+}
+
+// Explain keeps go-containerregistry's error (it already names the redacted
+// URL) and adds what the user can do when credentials are refused. Reading
+// and publishing both use it, so the advice is the same wherever it fails.
+func Explain(err error) error {
 	var terr *transport.Error
 	if errors.As(err, &terr) {
 		switch terr.StatusCode {
-		case 401, 403:
-			return fmt.Errorf("%s: authentication failed (check CI_REGISTRY_USER/CI_REGISTRY_PASSWORD or docker login): %w", what, err)
-		case 404:
-			return fmt.Errorf("%s: not found in the registry: %w", what, err)
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return fmt.Errorf("authentication failed (check CI_REGISTRY_USER/CI_REGISTRY_PASSWORD or the Docker config's credentials for this registry): %w", err)
 		}
 	}
-	return fmt.Errorf("%s: %w", what, err)
+	return err
 }
 
 func readLayout(ref Ref, dir string) (*Artifact, error) {

@@ -2,6 +2,7 @@ package imageref
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -115,12 +116,28 @@ func splitPathTag(s string) (path, tag string) {
 
 // registryOf returns the host part of a reference, as name would parse it.
 func registryOf(s string) string {
-	host, _, found := strings.Cut(s, "/")
-	if !found || (!strings.ContainsAny(host, ".:") && host != "localhost") {
-		return name.DefaultRegistry
+	if host, ok := ExplicitRegistry(s); ok {
+		return host
 	}
-	return host
+	return name.DefaultRegistry
 }
+
+// ExplicitRegistry returns the registry host a reference starts with (a
+// first element with a dot or a port, or localhost), and false when the
+// reference names none and would go to Docker Hub.
+func ExplicitRegistry(ref string) (string, bool) {
+	host, _, found := strings.Cut(ref, "/")
+	if !found || (!strings.ContainsAny(host, ".:") && host != "localhost") {
+		return "", false
+	}
+	return host, true
+}
+
+// tagGrammar is a tag as the distribution spec defines it.
+var tagGrammar = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
+// ValidTag reports whether s is a tag a registry accepts.
+func ValidTag(s string) bool { return tagGrammar.MatchString(s) }
 
 // IsInsecure reports whether host is in the insecure list.
 func IsInsecure(host string, insecure []string) bool {

@@ -2,6 +2,8 @@ package platform
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -13,6 +15,35 @@ var goPorts = map[string]bool{
 	"linux/loong64": true, "linux/mips": true, "linux/mipsle": true, "linux/mips64": true,
 	"linux/mips64le": true, "linux/ppc64": true, "linux/ppc64le": true,
 	"linux/riscv64": true, "linux/s390x": true,
+}
+
+// variants lists the variants GoEnv maps for an architecture; "" is none.
+var variants = map[string][]string{
+	"arm":   {"v5", "v6", "v7"},
+	"amd64": {"", "v2", "v3", "v4"},
+}
+
+// Known lists every platform GoEnv accepts, variants included, sorted: for
+// callers that must name something per platform before they know which
+// platforms a base offers.
+func Known() []v1.Platform {
+	ports := make([]string, 0, len(goPorts))
+	for p := range goPorts {
+		ports = append(ports, p)
+	}
+	sort.Strings(ports)
+	var out []v1.Platform
+	for _, port := range ports {
+		osName, arch, _ := strings.Cut(port, "/")
+		vs, ok := variants[arch]
+		if !ok {
+			vs = []string{""}
+		}
+		for _, v := range vs {
+			out = append(out, v1.Platform{OS: osName, Architecture: arch, Variant: v})
+		}
+	}
+	return out
 }
 
 // Buildable reports whether Go can cross-compile for p.

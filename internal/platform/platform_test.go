@@ -106,3 +106,19 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestKnown(t *testing.T) {
+	known := Known()
+	for _, p := range known {
+		_, err := GoEnv(p)
+		require.NoError(t, err, Format(p))
+		again, err := Parse(Format(p))
+		require.NoError(t, err)
+		assert.Equal(t, Format(p), Format(again), "Known is normalised")
+	}
+	for _, s := range []string{"linux/amd64", "linux/amd64/v3", "linux/arm/v6", "linux/arm/v7", "linux/arm64", "linux/ppc64le", "linux/s390x", "linux/riscv64", "linux/386"} {
+		p, err := Parse(s)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, Index(known, p), 0, s)
+	}
+}

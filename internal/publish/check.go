@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
 )
 
 // CheckPush fails when the credentials from kc cannot push to repo, so a
@@ -21,7 +23,7 @@ func CheckPush(ctx context.Context, repo name.Repository, kc authn.Keychain, t h
 	}
 	tr, err := transport.NewWithContext(ctx, repo.Registry, auth, t, []string{repo.Scope(transport.PushScope)})
 	if err != nil {
-		return fmt.Errorf("registry %s: %w", repo.RegistryStr(), explain(err))
+		return fmt.Errorf("registry %s: %w", repo.RegistryStr(), imageref.Explain(err))
 	}
 	client := &http.Client{Transport: tr}
 	u := url.URL{Scheme: repo.Registry.Scheme(), Host: repo.RegistryStr(), Path: "/v2/" + repo.RepositoryStr() + "/blobs/uploads/"}
@@ -31,11 +33,11 @@ func CheckPush(ctx context.Context, repo name.Repository, kc authn.Keychain, t h
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("registry %s: %w", repo.RegistryStr(), explain(err))
+		return fmt.Errorf("registry %s: %w", repo.RegistryStr(), imageref.Explain(err))
 	}
 	defer resp.Body.Close()
 	if err := transport.CheckError(resp, http.StatusAccepted); err != nil {
-		return fmt.Errorf("registry %s: cannot push to %s: %w", repo.RegistryStr(), repo.RepositoryStr(), explain(err))
+		return fmt.Errorf("registry %s: cannot push to %s: %w", repo.RegistryStr(), repo.RepositoryStr(), imageref.Explain(err))
 	}
 	if loc := resp.Header.Get("Location"); loc != "" {
 		if target, err := resp.Request.URL.Parse(loc); err == nil {

@@ -11,6 +11,9 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
 // RegistryOptions configures ToRegistry.
@@ -73,7 +76,7 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 		}
 		ref := repos[i].Digest(digest.String())
 		if err := pusher.Push(ctx, ref, img.Index); err != nil {
-			return nil, fmt.Errorf("push %s: %w", ref, explain(err))
+			return nil, fmt.Errorf("push %s: %w", ref, imageref.Explain(err))
 		}
 		log.Info("pushed", "image", repos[i].String(), "digest", digest.String())
 	}
@@ -88,7 +91,7 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 			ref := repos[i].Digest(d.String())
 			desc, err := remote.Head(ref, remoteOpts...)
 			if err != nil {
-				return nil, fmt.Errorf("check %s: %w", ref, explain(err))
+				return nil, fmt.Errorf("check %s: %w", ref, imageref.Explain(err))
 			}
 			if desc.Digest != d {
 				return nil, fmt.Errorf("check %s: registry returned %s", ref, desc.Digest)
@@ -116,7 +119,7 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 				notWritten = append(notWritten, repos[rest.image].Tag(rest.tag).String())
 			}
 			return res, fmt.Errorf("tag %s: %w; written: [%s]; not written: [%s]; run again to write the rest",
-				tag, explain(err), strings.Join(res.Written, " "), strings.Join(notWritten, " "))
+				tag, imageref.Explain(err), strings.Join(res.Written, " "), strings.Join(notWritten, " "))
 		}
 		res.Written = append(res.Written, tag.String())
 		log.Info("tagged", "tag", tag.String(), "digest", t.digest.String())
@@ -144,14 +147,11 @@ func pushPlatforms(ctx context.Context, pusher *remote.Pusher, repo name.Reposit
 			ref := repo.Digest(d.Digest.String())
 			start := time.Now()
 			if err := pusher.Push(gctx, ref, img); err != nil {
-				return fmt.Errorf("push %s: %w", ref, explain(err))
+				return fmt.Errorf("push %s: %w", ref, imageref.Explain(err))
 			}
 			var p string
 			if d.Platform != nil {
-				p = d.Platform.OS + "/" + d.Platform.Architecture
-				if d.Platform.Variant != "" {
-					p += "/" + d.Platform.Variant
-				}
+				p = platform.Format(*d.Platform)
 			}
 			log.Info("pushed", "image", repo.String(), "platform", p, "digest", d.Digest.String(), "duration", time.Since(start).Round(time.Millisecond))
 			return nil

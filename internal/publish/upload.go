@@ -10,6 +10,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
 )
 
 // Uploader sends an image's blobs (layers and config, never a manifest)
@@ -50,7 +52,7 @@ func (u *Uploader) Image(ctx context.Context, r name.Repository, img v1.Image) e
 	for _, l := range append(layers, cfg) {
 		if err := u.pusher.Upload(ctx, r, l); err != nil {
 			d, _ := l.Digest()
-			return fmt.Errorf("upload %s@%s: %w", r, d, explain(err))
+			return fmt.Errorf("upload %s@%s: %w", r, d, imageref.Explain(err))
 		}
 	}
 	d, _ := img.Digest()

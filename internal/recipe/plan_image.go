@@ -9,6 +9,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/dockerfiles"
+	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
@@ -183,7 +184,7 @@ func (c *Config) planPlatformTags(img *Image, spec ImageSpec, p string, vars Var
 
 // checkTag reports a rendered tag that the registry API would refuse.
 func (c *Config) checkTag(path, image, tag, platformKey string) error {
-	if tagRE.MatchString(tag) {
+	if imageref.ValidTag(tag) {
 		return nil
 	}
 	suffix := ""

@@ -18,8 +18,6 @@ var (
 	// imageNameRE is a repository path as the distribution spec allows it:
 	// lowercase components separated by "/".
 	imageNameRE = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$`)
-	// tagRE is a valid tag.
-	tagRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 	// envKeyRE is a portable environment variable name.
 	envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )

@@ -25,14 +25,6 @@ type Package struct {
 	Tags       []string // index tags (tag part only)
 }
 
-// everyPlatform lists the platforms config-free mode can name binaries for.
-var everyPlatform = []string{
-	"linux/386", "linux/amd64", "linux/amd64/v2", "linux/amd64/v3", "linux/amd64/v4",
-	"linux/arm/v5", "linux/arm/v6", "linux/arm/v7", "linux/arm64", "linux/loong64",
-	"linux/mips", "linux/mipsle", "linux/mips64", "linux/mips64le",
-	"linux/ppc64", "linux/ppc64le", "linux/riscv64", "linux/s390x",
-}
-
 // PackagePlan turns config-free mode into a plan with one binary and one
 // image whose recipe is a generated Dockerfile:
 //
@@ -51,11 +43,8 @@ func PackagePlan(p Package) (*recipe.Plan, error) {
 		return nil, fmt.Errorf("binary name %q: want a plain file name", name)
 	}
 	outputs := map[string]string{}
-	for _, s := range everyPlatform {
-		pl, err := platform.Parse(s)
-		if err != nil {
-			return nil, err
-		}
+	// The base decides the platforms later; name a binary for each one Go has.
+	for _, pl := range platform.Known() {
 		outputs[platform.Format(pl)] = name + "-" + pl.OS + "-" + pl.Architecture + pl.Variant
 	}
 	var df strings.Builder
