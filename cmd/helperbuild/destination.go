@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/publish"
@@ -146,6 +147,35 @@ func (d *destination) repositories(plan *recipe.Plan) []name.Repository {
 func (d *destination) imageRepository(image string) name.Repository {
 	r, _ := imageref.ParseRepository(strings.TrimSuffix(d.prefix, "/")+"/"+image, d.insecure)
 	return r
+}
+
+// prepare readies a push before anything compiles: it checks that the
+// credentials may push to every repository (one line naming the registry
+// when not), and returns the hook that sends each platform's blobs as soon
+// as it is assembled. Builds need neither.
+func (d *destination) prepare(ctx context.Context, plan *recipe.Plan, opts imageref.Options, log *slog.Logger) (func(context.Context, string, v1.Platform, v1.Image) error, error) {
+	if !d.push {
+		return nil, nil
+	}
+	for _, repo := range d.repositories(plan) {
+		if err := publish.CheckPush(ctx, repo, opts.Keychain, opts.HTTPTransport()); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if d.uploader, err = publish.NewUploader(d.registryOptions(ctx, opts, log)); err != nil {
+		return nil, err
+	}
+	return func(_ context.Context, image string, _ v1.Platform, img v1.Image) error {
+		// The run's context, not the assembly's: the uploader's
+		// connections outlive the build and serve the tag phase.
+		for _, repo := range d.repositoriesOf(plan, image) {
+			if err := d.uploader.Image(ctx, repo, img); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
 }
 
 // registryOptions are how publish reaches the registries of this run.
