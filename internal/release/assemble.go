@@ -14,6 +14,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/rootfs"
+	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
 // assembler builds each unit's image once its platform's binaries exist.
@@ -30,8 +31,9 @@ type assembler struct {
 	schedule func(i, j int)
 
 	mu      sync.Mutex
-	pending map[string]int // platform -> binaries not yet compiled
-	images  [][]v1.Image   // [image][platform], nil until assembled
+	pending map[string]int     // platform -> binaries not yet compiled
+	images  [][]v1.Image       // [image][platform], nil until assembled
+	checks  [][][]verify.Check // [image][platform], set with images
 }
 
 // compiled records one binary for p; the last one schedules p's units.
@@ -76,8 +78,13 @@ func (a *assembler) assemble(ctx context.Context, i, j int) error {
 	if err != nil {
 		return fmt.Errorf("image %s for %s: %w", a.plan.Images[i].Name, platform.Format(u.platform), err)
 	}
+	// Checked before any of its blobs leaves the machine.
+	checks, err := verifyPlatform(ctx, a.plan.Images[i].Name, a.plan.Images[i].Contract, u.platform, img, a.opts)
+	if err != nil {
+		return err
+	}
 	a.mu.Lock()
-	a.images[i][j] = img
+	a.images[i][j], a.checks[i][j] = img, checks
 	a.mu.Unlock()
 	if a.opts.OnImage != nil {
 		if err := a.opts.OnImage(ctx, a.plan.Images[i].Name, u.platform, img); err != nil {
@@ -85,6 +92,23 @@ func (a *assembler) assemble(ctx context.Context, i, j int) error {
 		}
 	}
 	return nil
+}
+
+// checked gives verify.Index the checks verifyPlatform ran on image i's
+// platforms, so the index check reads no layer again.
+func (a *assembler) checked(i int) func(v1.Hash, v1.Platform) ([]verify.Check, bool) {
+	return func(d v1.Hash, p v1.Platform) ([]verify.Check, bool) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for j, u := range a.units[i] {
+			if img := a.images[i][j]; img != nil && platform.Equal(u.platform, p) {
+				if got, err := img.Digest(); err == nil && got == d {
+					return a.checks[i][j], true
+				}
+			}
+		}
+		return nil, false
+	}
 }
 
 // assembleUnit applies one image's Dockerfile for one platform: one layer

@@ -16,6 +16,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/recipe"
+	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
 // Image is one built multi-arch image, ready to publish.
@@ -86,9 +87,10 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 	// A platform's images are assembled (layers compressed) as soon as its
 	// last binary is compiled, while other platforms still compile.
 	a := &assembler{plan: plan, units: units, bases: b, binDir: binDir, cache: cache, opts: opts,
-		pending: map[string]int{}, images: make([][]v1.Image, len(units))}
+		pending: map[string]int{}, images: make([][]v1.Image, len(units)), checks: make([][][]verify.Check, len(units))}
 	for i := range units {
 		a.images[i] = make([]v1.Image, len(units[i]))
+		a.checks[i] = make([][]verify.Check, len(units[i]))
 	}
 	for _, t := range targets {
 		a.pending[platform.Format(t.Platform)]++
@@ -153,8 +155,8 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 		}
 		res.Images[i] = *built
 	}
-	for _, img := range res.Images {
-		if err := verifyImage(ctx, img, opts); err != nil {
+	for i, img := range res.Images {
+		if err := verifyIndex(ctx, img, a.checked(i), opts); err != nil {
 			return nil, err
 		}
 	}

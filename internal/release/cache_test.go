@@ -34,11 +34,16 @@ func TestSecondRunUsesTheCache(t *testing.T) {
 	}
 	d1, logs1 := run()
 	assert.Contains(t, logs1, "cached=false")
-	assert.NotContains(t, logs1, "msg=verified image=hello platforms=linux/amd64,linux/arm64 contract=\"\" cached=true")
+	for _, p := range []string{"linux/amd64", "linux/arm64"} {
+		assert.Contains(t, logs1, `msg="platform verified" image=hello platform=`+p+" cached=false")
+	}
 	d2, logs2 := run()
 	assert.Equal(t, d1, d2)
-	assert.NotContains(t, logs2, "cached=false", "no layer is written again")
-	assert.Contains(t, logs2, "msg=verified image=hello platforms=linux/amd64,linux/arm64 contract=\"\" cached=true")
+	assert.NotContains(t, logs2, "cached=false", "no layer is written or verified again")
+	for _, p := range []string{"linux/amd64", "linux/arm64"} {
+		assert.Contains(t, logs2, `msg="platform verified" image=hello platform=`+p+" cached=true")
+	}
+	assert.Contains(t, logs2, `msg=verified image=hello platforms=linux/amd64,linux/arm64 contract=""`)
 }
 
 // OnImage sees every platform's image once, before Build returns, and its
@@ -68,4 +73,26 @@ func TestOnImage(t *testing.T) {
 	opts.OnImage = func(context.Context, string, v1.Platform, v1.Image) error { return errors.New("registry gone") }
 	_, err = Build(context.Background(), plan, opts)
 	assert.ErrorContains(t, err, "registry gone")
+}
+
+// A platform that fails its checks stops the build before any of its blobs
+// is handed to OnImage (push's early upload).
+func TestFailedCheckUploadsNothing(t *testing.T) {
+	plan, err := PackagePlan(Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/arm64")})
+	require.NoError(t, err)
+	plan.Images[0].Contract = "helper" // a lone binary on scratch is no helper image
+	opts := options(t)
+	var mu sync.Mutex
+	var handed []string
+	opts.OnImage = func(_ context.Context, _ string, p v1.Platform, _ v1.Image) error {
+		mu.Lock()
+		defer mu.Unlock()
+		handed = append(handed, platform.Format(p))
+		return nil
+	}
+	_, err = Build(context.Background(), plan, opts)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "image hello failed verification, nothing was published")
+	assert.Contains(t, err.Error(), "contract: FAIL")
+	assert.Empty(t, handed)
 }

@@ -5,7 +5,9 @@
 // platform, writes one deterministic layer per COPY/ADD, assembles one OCI
 // image per platform and one OCI index per image, and verifies the result
 // (coverage, architecture and, when the recipe names one, the GitLab image
-// contract) before anything is published.
+// contract) before anything is published. Each platform's image is
+// assembled and verified as soon as its binaries exist, while other
+// platforms still compile; the index-level checks run at the end.
 //
 // The stage packages do not import each other; this package is the only
 // place that knows their order.

@@ -31,8 +31,8 @@ type Options struct {
 	CacheDir string
 	// BuildPlatform is the host, for BUILDPLATFORM and friends.
 	BuildPlatform v1.Platform
-	// OnImage, if set, runs right after each platform's image is assembled,
-	// while other platforms may still compile (push uses it to send blobs
+	// OnImage, if set, runs right after each platform's image is assembled
+	// and has passed its checks, while other platforms may still compile (push uses it to send blobs
 	// early). Its error fails the build.
 	OnImage func(ctx context.Context, image string, p v1.Platform, img v1.Image) error
 	// Logger receives progress; nil discards it.

@@ -9,70 +9,97 @@ import (
 	"path/filepath"
 	"strings"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
-// verifyImage runs the checks that need no emulator on a built image:
-// coverage, config against descriptor, every new ELF's architecture, and
-// the GitLab contract when the recipe names one. Nothing is published
-// unless this passes.
-func verifyImage(ctx context.Context, img Image, opts Options) error {
-	var want = make([]string, 0, len(img.Platforms))
-	vo := verify.Options{Contract: img.Contract, TempDir: opts.TempDir, Jobs: opts.Jobs}
-	for _, p := range img.Platforms {
-		vo.Platforms = append(vo.Platforms, p.Platform)
-		want = append(want, platform.Format(p.Platform))
+// verifyPlatform runs the checks that need no emulator on one platform's
+// image (config against platform, every new ELF's architecture, the GitLab
+// contract when the recipe names one) as soon as it is assembled, while
+// other platforms still compile, and before any of its blobs is uploaded.
+// It returns the checks for the index report, or an error naming every
+// failure.
+//
+// The checks are a pure function of the image's bytes (its manifest digest
+// covers config and layers), the platform and the contract, so a pass is
+// remembered in the cache and an unchanged image is not read again (nil
+// checks: nothing to report).
+func verifyPlatform(ctx context.Context, name, contract string, p v1.Platform, img v1.Image, opts Options) ([]verify.Check, error) {
+	d, err := img.Digest()
+	if err != nil {
+		return nil, err
 	}
-	// The checks are a pure function of the index's bytes (its digest
-	// covers every manifest, config and layer) and of what is expected, so
-	// a pass is remembered in the cache and an unchanged release is not
-	// read again.
-	marker := verifiedMarker(opts.CacheDir, img, vo)
+	marker := verifiedMarker(opts.CacheDir, d, contract, p)
 	if marker != "" {
 		if _, err := os.Stat(marker); err == nil {
-			opts.Logger.Info("verified", "image", img.Name, "platforms", strings.Join(want, ","), "contract", img.Contract, "cached", true)
-			return nil
+			opts.Logger.Info("platform verified", "image", name, "platform", platform.Format(p), "cached", true)
+			return nil, nil
 		}
 	}
 	dir, err := os.MkdirTemp(opts.TempDir, "verify-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	vo.TempDir = dir
+	checks, err := verify.Platform(ctx, img, p, verify.Options{Contract: contract, TempDir: dir})
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	rep := &verify.Report{Platforms: []verify.PlatformReport{{Platform: platform.Format(p), Digest: d.String(), Checks: checks}}}
+	if !rep.OK() {
+		return nil, failed(name, rep)
+	}
+	opts.Logger.Info("platform verified", "image", name, "platform", platform.Format(p), "cached", false)
+	if marker != "" {
+		if err := os.MkdirAll(filepath.Dir(marker), 0o755); err == nil {
+			_ = os.WriteFile(marker, nil, 0o644) // only a hint: failing to write it costs a re-check
+		}
+	}
+	return checks, nil
+}
+
+// verifyIndex checks a built image's index as a whole (every platform
+// listed once, entries that are image manifests), taking each platform's
+// own checks from checked (see verifyPlatform) instead of reading its
+// layers again. Nothing is published unless this passes.
+func verifyIndex(ctx context.Context, img Image, checked func(v1.Hash, v1.Platform) ([]verify.Check, bool), opts Options) error {
+	want := make([]string, 0, len(img.Platforms))
+	vo := verify.Options{Contract: img.Contract, TempDir: opts.TempDir, Jobs: opts.Jobs, Checked: checked}
+	for _, p := range img.Platforms {
+		vo.Platforms = append(vo.Platforms, p.Platform)
+		want = append(want, platform.Format(p.Platform))
+	}
 	rep, err := verify.Index(ctx, img.Index, vo)
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", img.Name, err)
 	}
-	if rep.OK() {
-		opts.Logger.Info("verified", "image", img.Name, "platforms", strings.Join(want, ","), "contract", img.Contract)
-		if marker != "" {
-			if err := os.MkdirAll(filepath.Dir(marker), 0o755); err == nil {
-				_ = os.WriteFile(marker, nil, 0o644) // only a hint: failing to write it costs a re-check
-			}
-		}
-		return nil
+	if !rep.OK() {
+		return failed(img.Name, rep)
 	}
+	opts.Logger.Info("verified", "image", img.Name, "platforms", strings.Join(want, ","), "contract", img.Contract)
+	return nil
+}
+
+// failed is the error for a report with failures; warnings are left out.
+func failed(name string, rep *verify.Report) error {
 	var problems []string
 	for _, f := range rep.Findings() {
 		if !strings.Contains(f, ": warning: ") {
 			problems = append(problems, f)
 		}
 	}
-	return fmt.Errorf("image %s failed verification, nothing was published: %s", img.Name, strings.Join(problems, "; "))
+	return fmt.Errorf("image %s failed verification, nothing was published: %s", name, strings.Join(problems, "; "))
 }
 
 // verifiedMarker names the cache file that records a passed verification
-// of img with vo; "" without a cache.
-func verifiedMarker(cacheDir string, img Image, vo verify.Options) string {
+// of the image with digest d for p and contract; "" without a cache.
+func verifiedMarker(cacheDir string, d v1.Hash, contract string, p v1.Platform) string {
 	if cacheDir == "" {
 		return ""
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "helperbuild-verify-v1\x00%s\x00%s", img.Digest, vo.Contract)
-	for _, p := range vo.Platforms {
-		fmt.Fprintf(h, "\x00%s", platform.Format(p))
-	}
+	fmt.Fprintf(h, "helperbuild-verify-v2\x00%s\x00%s\x00%s", d, contract, platform.Format(p))
 	return filepath.Join(cacheDir, "verified", hex.EncodeToString(h.Sum(nil)))
 }

@@ -62,6 +62,16 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Report, error
 	g.SetLimit(opts.Jobs)
 	for i, e := range entries {
 		g.Go(func() error {
+			if opts.Checked != nil {
+				if checks, ok := opts.Checked(e.desc.Digest, e.platform); ok {
+					r.Platforms[i] = PlatformReport{
+						Platform: platform.Format(e.platform),
+						Digest:   e.desc.Digest.String(),
+						Checks:   append(coverage[i], checks...),
+					}
+					return nil
+				}
+			}
 			img, err := idx.Image(e.desc.Digest)
 			if err != nil {
 				return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
@@ -82,6 +92,19 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Report, error
 		return nil, err
 	}
 	return r, nil
+}
+
+// Platform runs the per-platform checks (config, arch, contract, run) on
+// img, the image an index lists under p, without the index-level ones.
+// Index takes them through Options.Checked instead of reading img again, so
+// a builder can check each platform as soon as it exists. Run unpacks into
+// TempDir/0: concurrent calls with Run need their own TempDir.
+func Platform(ctx context.Context, img v1.Image, p v1.Platform, opts Options) ([]Check, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return verifyImage(ctx, img, &p, 0, opts)
 }
 
 // Image verifies a single image. When anything but exactly one platform is

@@ -195,3 +195,44 @@ index: FAIL: linux/s390x missing from the index
 	assert.Contains(t, b.String(), `"problems": []`, "empty lists are [], not null")
 	assert.Contains(t, b.String(), `"platforms": []`)
 }
+
+// Platform's checks, handed to Index through Checked, are what Index
+// reports for that entry: it does not read the image again, and checks it
+// has no result for are run as usual.
+func TestPlatformThenIndex(t *testing.T) {
+	good, bad := goodHelper(t, amd64, "amd64"), goodHelper(t, arm64, "amd64") // an amd64 binary in the arm64 image
+	idx := roundTrip(t, mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
+		mutate.IndexAddendum{Add: good, Descriptor: v1.Descriptor{Platform: &amd64}},
+		mutate.IndexAddendum{Add: bad, Descriptor: v1.Descriptor{Platform: &arm64}},
+	))
+	goodChecks, err := Platform(context.Background(), good, amd64, Options{Contract: ContractHelper})
+	require.NoError(t, err)
+	require.NotEmpty(t, goodChecks)
+	for _, c := range goodChecks {
+		assert.True(t, c.OK, c.Reason)
+	}
+	badChecks, err := Platform(context.Background(), bad, arm64, Options{Contract: ContractHelper})
+	require.NoError(t, err)
+	assert.False(t, (&PlatformReport{Checks: badChecks}).OK())
+
+	goodDigest, err := good.Digest()
+	require.NoError(t, err)
+	var asked []string
+	sentinel := Check{Name: CheckArch, OK: true, Reason: "from the builder"}
+	opts := Options{Platforms: []v1.Platform{amd64, arm64}, Contract: ContractHelper,
+		Checked: func(d v1.Hash, p v1.Platform) ([]Check, bool) {
+			asked = append(asked, p.Architecture)
+			if d == goodDigest && p.Architecture == "amd64" {
+				return []Check{sentinel}, true
+			}
+			return nil, false
+		}}
+	opts.Jobs = 1 // asked is not locked
+	r, err := Index(context.Background(), idx, opts)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"amd64", "arm64"}, asked)
+	require.Len(t, r.Platforms, 2)
+	assert.Contains(t, r.Platforms[0].Checks, sentinel, "amd64 came from Checked")
+	assert.False(t, r.Platforms[1].OK(), "arm64 was checked by Index itself")
+	assert.Equal(t, len(badChecks), len(r.Platforms[1].Checks)-1, "the same checks plus coverage")
+}

@@ -51,6 +51,10 @@ type Options struct {
 	RunTimeout time.Duration
 	// Jobs bounds how many platforms are verified at once; 0 means 1.
 	Jobs int
+	// Checked, when set, returns the per-platform checks already run on the
+	// image manifest with this digest, listed under p (see Platform); Index
+	// uses them instead of reading that image. ok false: check it here.
+	Checked func(digest v1.Hash, p v1.Platform) (checks []Check, ok bool)
 }
 
 func (o Options) withDefaults() (Options, error) {
