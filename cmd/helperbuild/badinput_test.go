@@ -57,6 +57,8 @@ func TestBadInput(t *testing.T) {
 		{name: "unknown flag", args: []string{"build", "--nope"}, code: 2, want: []string{"--nope"}},
 		{name: "two packages", args: []string{"build", "--base", "scratch", "./cmd/app", "./cmd/other"}, code: 2, want: []string{"./cmd/other"}},
 		{name: "jobs 0", args: []string{"build", "--jobs", "0", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{"--jobs"}},
+		{name: "compression level 0", args: []string{"build", "--compression-level", "0", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{"--compression-level 0", "1 (fastest) to 9"}},
+		{name: "compression level 10", args: []string{"push", "--compression-level", "10", "--base", "scratch", "--tag", "{plain}/g/app:v1", "./cmd/app"}, code: 2, want: []string{"--compression-level 10"}},
 		{name: "output with an unknown transport", args: []string{"build", "--output", "foo:bar", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{`--output "foo:bar"`}},
 		{name: "push without --tag", args: []string{"push", "--platforms", "linux/amd64", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{"--tag"}},
 		{name: "base without package", args: []string{"build", "--base", "scratch"}, code: 2, want: []string{"--base"}},

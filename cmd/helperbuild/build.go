@@ -10,6 +10,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
+	"github.com/helperbuild/helperbuild/internal/layer"
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
@@ -17,6 +18,7 @@ import (
 type buildFlags struct {
 	platforms    string
 	jobs         int
+	level        int
 	ldflags      string
 	version      string
 	revision     string
@@ -67,6 +69,7 @@ described by helperbuild.yaml (or --config).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.platforms, "platforms", "", `comma-separated os/arch[/variant] list, or "all" (default: the config's list; config-free: every platform the base offers)`)
 	fl.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "parallel compiles and layer writes")
+	fl.IntVar(&f.level, "compression-level", layer.DefaultLevel, "gzip level of new layers: 1 (fastest) to 9 (smallest, several times slower)")
 	fl.StringVar(&f.ldflags, "ldflags", "", "go build -ldflags, templated: {{.Version}} {{.Revision}} {{.Branch}} {{.Date}} {{.Env.NAME}}")
 	fl.StringVar(&f.version, "version", "", "release version (default: CI_COMMIT_TAG, else git describe --tags --always)")
 	fl.StringVar(&f.revision, "revision", "", "source revision (default: CI_COMMIT_SHA, else git rev-parse HEAD)")

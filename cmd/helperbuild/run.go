@@ -20,6 +20,9 @@ func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool)
 	if f.jobs <= 0 {
 		return usagef("--jobs must be at least 1, got %d", f.jobs)
 	}
+	if f.level < 1 || f.level > 9 {
+		return usagef("--compression-level %d: want 1 (fastest) to 9 (smallest)", f.level)
+	}
 	if err := f.retry.validate(); err != nil {
 		return err
 	}
@@ -78,14 +81,15 @@ func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool)
 		return err
 	}
 	res, err := release.Build(ctx, plan, release.Options{
-		Env:      env,
-		Jobs:     f.jobs,
-		Meta:     meta,
-		Images:   imgOpts,
-		TempDir:  tmp,
-		CacheDir: cacheDir(env, f),
-		OnImage:  onImage,
-		Logger:   log,
+		Env:              env,
+		Jobs:             f.jobs,
+		CompressionLevel: f.level,
+		Meta:             meta,
+		Images:           imgOpts,
+		TempDir:          tmp,
+		CacheDir:         cacheDir(env, f),
+		OnImage:          onImage,
+		Logger:           log,
 	})
 	if err != nil {
 		return err

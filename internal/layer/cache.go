@@ -148,7 +148,11 @@ func cacheKey(ctx context.Context, entries []Entry, opts Options) (string, error
 	field := func(s string) { io.WriteString(h, strconv.Itoa(len(s))+":"+s) }
 	field("helperbuild-layer-v1")
 	field(strconv.FormatInt(opts.Epoch.Unix(), 10))
-	field(strconv.Itoa(opts.Level))
+	level := opts.Level
+	if level == 0 {
+		level = DefaultLevel // a new default must not find the old default's layers
+	}
+	field(strconv.Itoa(level))
 	for _, e := range sorted {
 		if err := ctx.Err(); err != nil {
 			return "", err

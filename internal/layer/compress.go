@@ -25,14 +25,19 @@ import (
 // level 5 and 105 MB/s at level 1, with ~1.5 MB allocated per layer; tar
 // alone ran at 8 GB/s and sha256 at 1.2 GB/s, so gzip is the bottleneck.
 //
-// klauspost at level 5 (its own default) is 3x faster than the standard
-// library's default (6) for 1.2 points of size. Layers are written once per
-// release and pulled by every node, so the faster-but-larger levels 1-3 are
-// not the default. The klauspost gzip.Writer is single-threaded and its
-// output is a pure function of input, level and library version (checked by
-// TestCompressorDeterministic); a different klauspost version in go.mod may
-// change the compressed digest but never the DiffID.
-const DefaultLevel = 5
+// Level 1 is the default because a release is CPU-bound: the links of the
+// other platforms run on the same cores while layers are compressed, and
+// on the five-platform benchmark (scripts/bench.sh, 48 MB binaries, 2
+// cores) level 1 took 1.1-1.4 s off the run for 6.6 % larger blobs (111 MB
+// against 104 MB, about ko's 110 MB with the standard library's level 1;
+// go-containerregistry and ko default to level 1 as well). Users who pay
+// more for bytes pulled than for build time pick a higher level
+// (helperbuild --compression-level). The klauspost gzip.Writer is
+// single-threaded and its output is a pure function of input, level and
+// library version (checked by TestCompressorDeterministic); a different
+// klauspost version in go.mod may change the compressed digest but never
+// the DiffID.
+const DefaultLevel = 1
 
 // newGzipWriter returns a gzip writer with a fixed header: no name, no
 // comment, no modification time, OS byte 255 ("unknown").

@@ -160,7 +160,7 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 			}
 		}
 		start := time.Now()
-		l, hit, err := cache.Write(ctx, entries, layer.Options{Epoch: opts.Meta.Created})
+		l, hit, err := cache.Write(ctx, entries, layer.Options{Epoch: opts.Meta.Created, Level: opts.CompressionLevel})
 		if err != nil {
 			return nil, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
 		}

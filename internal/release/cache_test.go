@@ -96,3 +96,33 @@ func TestFailedCheckUploadsNothing(t *testing.T) {
 	assert.Contains(t, err.Error(), "contract: FAIL")
 	assert.Empty(t, handed)
 }
+
+// The compression level changes the blobs, never what is in them, and a
+// layer cached at one level is not served for another.
+func TestCompressionLevel(t *testing.T) {
+	dir, cacheDir := module(t), t.TempDir()
+	build := func(level int) (v1.Hash, []v1.Hash, int64) {
+		plan, err := PackagePlan(Package{Dir: dir, Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64")})
+		require.NoError(t, err)
+		opts := options(t)
+		opts.CacheDir, opts.CompressionLevel = cacheDir, level
+		res, err := Build(context.Background(), plan, opts)
+		require.NoError(t, err)
+		img, err := res.Images[0].Index.Image(res.Images[0].Platforms[0].Digest)
+		require.NoError(t, err)
+		cf, err := img.ConfigFile()
+		require.NoError(t, err)
+		layers, err := img.Layers()
+		require.NoError(t, err)
+		size, err := layers[len(layers)-1].Size()
+		require.NoError(t, err)
+		return res.Images[0].Digest, cf.RootFS.DiffIDs, size
+	}
+	fastDigest, fastDiffs, fastSize := build(0)
+	smallDigest, smallDiffs, smallSize := build(9)
+	assert.NotEqual(t, fastDigest, smallDigest)
+	assert.Equal(t, fastDiffs, smallDiffs)
+	assert.Less(t, smallSize, fastSize)
+	again, _, _ := build(1) // level 1 is the default: the same layer, from the cache
+	assert.Equal(t, fastDigest, again)
+}

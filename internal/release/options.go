@@ -21,6 +21,9 @@ type Options struct {
 	Go string
 	// Jobs bounds parallel compiles and layer writes; must be > 0.
 	Jobs int
+	// CompressionLevel is the gzip level of new layers, 1 (fastest) to 9
+	// (smallest); 0 means layer.DefaultLevel.
+	CompressionLevel int
 	// Meta is the release metadata; Meta.Created is the epoch.
 	Meta manifest.Meta
 	// Images says how to reach registries and holds the credentials.
