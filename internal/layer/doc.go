@@ -6,6 +6,13 @@
 // through one fixed buffer, so memory does not grow with file or layer size;
 // no layer is ever held in memory. The result is a file-backed v1.Layer that
 // can be read any number of times; Open rebuilds one from a cached file.
+// Uncompressed on a layer Write returned does not decompress the blob: it
+// writes the tar stream again from the same entries (tar and sha256 run
+// several times faster than inflate) and fails at the end of the stream,
+// before its last bytes, unless the stream hashes to the DiffID, the hash
+// of the bytes that were compressed. Readers such as verification thus see
+// exactly the layer's contents; that the blob decompresses to them is
+// gzip's promise (and a registry checks the blob's digest on upload).
 //
 // Same entries (in any order) and same epoch give a byte-identical blob:
 // entries are sorted by path with parents first, tar headers are written by

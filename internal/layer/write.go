@@ -63,6 +63,7 @@ func Write(ctx context.Context, entries []Entry, opts Options) (v1.Layer, error)
 	}
 	if err == nil {
 		l.path = BlobPath(opts.Dir, l.digest)
+		l.source = &tarSource{entries: planned, epoch: epoch}
 		err = os.Rename(tmp.Name(), l.path)
 	}
 	if err != nil {
