@@ -96,15 +96,16 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 		a.pending[platform.Format(t.Platform)]++
 	}
 	// Assembly runs beside the compiles, not in their job slots, so a link
-	// never waits for another platform's gzip; a failed assembly cancels
-	// the compiles.
+	// never waits for another platform's gzip, and at a lower CPU priority,
+	// so it takes the time the links leave; a failed assembly cancels the
+	// compiles.
 	bctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var asm errgroup.Group
 	asm.SetLimit(opts.Jobs)
 	a.schedule = func(i, j int) {
 		asm.Go(func() error {
-			if err := a.assemble(bctx, i, j); err != nil {
+			if err := lowPriority(func() error { return a.assemble(bctx, i, j) }); err != nil {
 				cancel(err)
 				return err
 			}
