@@ -30,16 +30,18 @@ func benchEntries(b *testing.B) ([]Entry, int64) {
 // BenchmarkWrite is the whole hot path: read, tar, hash, gzip, hash, write.
 func BenchmarkWrite(b *testing.B) {
 	entries, size := benchEntries(b)
-	for _, level := range []int{1, DefaultLevel} {
-		b.Run(fmt.Sprintf("level=%d", level), func(b *testing.B) {
-			dir := b.TempDir()
-			b.SetBytes(size)
-			b.ReportAllocs()
-			for b.Loop() {
-				_, err := Write(context.Background(), entries, Options{Dir: dir, Epoch: testEpoch, Level: level})
-				require.NoError(b, err)
-			}
-		})
+	for _, level := range []int{1, 5} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("level=%d/threads=%d", level, threads), func(b *testing.B) {
+				dir := b.TempDir()
+				b.SetBytes(size)
+				b.ReportAllocs()
+				for b.Loop() {
+					_, err := Write(context.Background(), entries, Options{Dir: dir, Epoch: testEpoch, Level: level, Threads: threads})
+					require.NoError(b, err)
+				}
+			})
+		}
 	}
 }
 

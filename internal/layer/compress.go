@@ -1,7 +1,6 @@
 package layer
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/klauspost/compress/gzip"
@@ -32,23 +31,17 @@ import (
 // against 104 MB, about ko's 110 MB with the standard library's level 1;
 // go-containerregistry and ko default to level 1 as well). Users who pay
 // more for bytes pulled than for build time pick a higher level
-// (helperbuild --compression-level). The klauspost gzip.Writer is
-// single-threaded and its output is a pure function of input, level and
-// library version (checked by TestCompressorDeterministic); a different
-// klauspost version in go.mod may change the compressed digest but never
-// the DiffID.
+// (helperbuild --compression-level).
+//
+// Layers are written by blockGzip (klauspost's flate in 1 MiB blocks, each
+// with the block before as dictionary), whose output is a pure function of
+// input, level and library version whatever the number of threads (checked
+// by TestCompressorDeterministic); a different klauspost version in go.mod
+// may change the compressed digest but never the DiffID. One thread ran
+// at 116 MB/s, two at 196 MB/s on the 15.4 MB go binary (BenchmarkWrite,
+// level 1); blobs are the size a single deflate stream gives (bigmain's
+// five layers 111.1 MB either way).
 const DefaultLevel = 1
-
-// newGzipWriter returns a gzip writer with a fixed header: no name, no
-// comment, no modification time, OS byte 255 ("unknown").
-func newGzipWriter(w io.Writer, level int) (*gzip.Writer, error) {
-	gz, err := gzip.NewWriterLevel(w, level)
-	if err != nil {
-		return nil, fmt.Errorf("gzip level %d: %w", level, err)
-	}
-	gz.Header = gzip.Header{OS: 255}
-	return gz, nil
-}
 
 // newGzipReader returns a reader of the gzip stream in r.
 func newGzipReader(r io.Reader) (*gzip.Reader, error) {

@@ -2,7 +2,9 @@
 // (application/vnd.oci.image.layer.v1.tar+gzip) stored as a file on disk.
 //
 // Write streams in a single pass: tar writer -> sha256 (DiffID) -> gzip ->
-// sha256 and byte count (digest, size) -> file. File contents are copied
+// sha256 and byte count (digest, size) -> file. The gzip stream is deflate
+// in 1 MiB blocks that Options.Threads goroutines may compress at once;
+// the bytes do not depend on how many did. File contents are copied
 // through one fixed buffer, so memory does not grow with file or layer size;
 // no layer is ever held in memory. The result is a file-backed v1.Layer that
 // can be read any number of times; Open rebuilds one from a cached file.

@@ -28,6 +28,9 @@ type Options struct {
 	// Level is the gzip level, 1 (fastest) to 9 (smallest); 0 means
 	// DefaultLevel.
 	Level int
+	// Threads is how many goroutines may compress at once; 0 means 1. The
+	// blob does not depend on it (see blockGzip).
+	Threads int
 }
 
 // outputBufferSize batches the compressor's small writes into few syscalls.
@@ -54,7 +57,7 @@ func Write(ctx context.Context, entries []Entry, opts Options) (v1.Layer, error)
 	if err != nil {
 		return nil, fmt.Errorf("layer in %s: %w", opts.Dir, err)
 	}
-	l, err := writeBlob(ctx, tmp, planned, epoch, level)
+	l, err := writeBlob(ctx, tmp, planned, epoch, level, opts.Threads)
 	if cerr := tmp.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("layer file %s: %w", tmp.Name(), cerr)
 	}
@@ -99,10 +102,10 @@ func checkOptions(opts Options) (time.Time, int, error) {
 
 // writeBlob streams tar -> sha256 (DiffID) -> gzip -> sha256 + count
 // (digest, size) -> buffered file, and returns the layer without a path.
-func writeBlob(ctx context.Context, f *os.File, entries []Entry, epoch time.Time, level int) (*fileLayer, error) {
+func writeBlob(ctx context.Context, f *os.File, entries []Entry, epoch time.Time, level, threads int) (*fileLayer, error) {
 	out := bufio.NewWriterSize(f, outputBufferSize)
 	compressed := &hashWriter{w: out, h: sha256.New()}
-	gz, err := newGzipWriter(compressed, level)
+	gz, err := newBlockGzip(compressed, level, threads)
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,21 @@ func (a *assembler) compiled(p v1.Platform) {
 	}
 }
 
+// threads is how many goroutines may compress a layer now: one while
+// anything still compiles (the links need the cores), every job slot once
+// nothing does, so the last platform's layers, which the whole release
+// waits for, use all the cores.
+func (a *assembler) threads() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, n := range a.pending {
+		if n > 0 {
+			return 1
+		}
+	}
+	return a.opts.Jobs
+}
+
 // rest assembles every unit not assembled yet.
 func (a *assembler) rest(ctx context.Context) error {
 	for i := range a.units {
@@ -74,7 +89,7 @@ func (a *assembler) rest(ctx context.Context) error {
 
 func (a *assembler) assemble(ctx context.Context, i, j int) error {
 	u := a.units[i][j]
-	img, err := assembleUnit(ctx, a.plan, u, a.bases, &a.flat, a.binDir, a.cache, a.opts)
+	img, err := assembleUnit(ctx, a.plan, u, a.bases, &a.flat, a.binDir, a.cache, a.opts, a.threads())
 	if err != nil {
 		return fmt.Errorf("image %s for %s: %w", a.plan.Images[i].Name, platform.Format(u.platform), err)
 	}
@@ -115,7 +130,7 @@ func (a *assembler) checked(i int) func(v1.Hash, v1.Platform) ([]verify.Check, b
 // per COPY/ADD, then the manifest. On a base image, the Dockerfile sees the
 // base's directories and every layer's entries go where BuildKit would put
 // them on the base's filesystem (see onBase).
-func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat *flatBases, binDir string, cache *layer.Cache, opts Options) (v1.Image, error) {
+func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat *flatBases, binDir string, cache *layer.Cache, opts Options, threads int) (v1.Image, error) {
 	im := plan.Images[u.image]
 	var baseCfg v1.Config
 	var baseFS *rootfs.FS
@@ -160,7 +175,7 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 			}
 		}
 		start := time.Now()
-		l, hit, err := cache.Write(ctx, entries, layer.Options{Epoch: opts.Meta.Created, Level: opts.CompressionLevel})
+		l, hit, err := cache.Write(ctx, entries, layer.Options{Epoch: opts.Meta.Created, Level: opts.CompressionLevel, Threads: threads})
 		if err != nil {
 			return nil, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
 		}
