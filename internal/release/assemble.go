@@ -31,6 +31,9 @@ type assembler struct {
 	schedule func(i, j int)
 
 	mu      sync.Mutex
+	slots   *sync.Cond         // signalled when a compile or an assembly ends
+	running int                // assemblies holding a slot
+	left    int                // binaries not yet compiled; 0 once compiling ended
 	pending map[string]int     // platform -> binaries not yet compiled
 	images  [][]v1.Image       // [image][platform], nil until assembled
 	checks  [][][]verify.Check // [image][platform], set with images
@@ -40,6 +43,8 @@ type assembler struct {
 func (a *assembler) compiled(p v1.Platform) {
 	key := platform.Format(p)
 	a.mu.Lock()
+	a.left--
+	a.slots.Broadcast()
 	a.pending[key]--
 	last := a.pending[key] == 0
 	a.mu.Unlock()
@@ -53,6 +58,39 @@ func (a *assembler) compiled(p v1.Platform) {
 			}
 		}
 	}
+}
+
+// assemblySlots is how many of jobs slots assembly may use while left
+// binaries are still to compile: the compiles hold min(left, jobs) of them,
+// so layers are compressed while the last links run alone rather than
+// slowing the links of a full wave.
+func assemblySlots(jobs, left int) int {
+	return jobs - min(left, jobs)
+}
+
+// acquire waits for a job slot no compile needs (see assemblySlots).
+func (a *assembler) acquire() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for a.running >= assemblySlots(a.opts.Jobs, a.left) {
+		a.slots.Wait()
+	}
+	a.running++
+}
+
+func (a *assembler) release() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.running--
+	a.slots.Broadcast()
+}
+
+// compilesEnded frees every slot for assembly, however compiling ended.
+func (a *assembler) compilesEnded() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.left = 0
+	a.slots.Broadcast()
 }
 
 // threads is how many goroutines may compress a layer now: one while
@@ -78,7 +116,7 @@ func (a *assembler) rest(ctx context.Context) error {
 			done := a.images[i][j] != nil
 			a.mu.Unlock()
 			if !done {
-				if err := a.assemble(ctx, i, j); err != nil {
+				if err := a.assemble(ctx, i, j, false); err != nil {
 					return err
 				}
 			}
@@ -87,26 +125,52 @@ func (a *assembler) rest(ctx context.Context) error {
 	return nil
 }
 
-func (a *assembler) assemble(ctx context.Context, i, j int) error {
+// assemble builds and checks unit (i, j), then hands it to OnImage. With
+// gated (beside the compiles) the building waits for a job slot no compile
+// needs and runs at low priority; the hand-off (push's upload, which mostly
+// waits on the network) runs outside the slot.
+func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 	u := a.units[i][j]
-	img, err := assembleUnit(ctx, a.plan, u, a.bases, &a.flat, a.binDir, a.cache, a.opts, a.threads())
-	if err != nil {
-		return fmt.Errorf("image %s for %s: %w", a.plan.Images[i].Name, platform.Format(u.platform), err)
+	var img v1.Image
+	work := func() (err error) {
+		img, err = a.build(ctx, i, j)
+		return err
 	}
-	// Checked before any of its blobs leaves the machine.
-	checks, err := verifyPlatform(ctx, a.plan.Images[i].Name, a.plan.Images[i].Contract, u.platform, img, a.opts)
+	var err error
+	if gated {
+		a.acquire()
+		err = lowPriority(work)
+		a.release()
+	} else {
+		err = work()
+	}
 	if err != nil {
 		return err
 	}
-	a.mu.Lock()
-	a.images[i][j], a.checks[i][j] = img, checks
-	a.mu.Unlock()
 	if a.opts.OnImage != nil {
 		if err := a.opts.OnImage(ctx, a.plan.Images[i].Name, u.platform, img); err != nil {
 			return fmt.Errorf("image %s for %s: %w", a.plan.Images[i].Name, platform.Format(u.platform), err)
 		}
 	}
 	return nil
+}
+
+// build assembles unit (i, j) and checks it, before any of its blobs
+// leaves the machine, and records both.
+func (a *assembler) build(ctx context.Context, i, j int) (v1.Image, error) {
+	u := a.units[i][j]
+	img, err := assembleUnit(ctx, a.plan, u, a.bases, &a.flat, a.binDir, a.cache, a.opts, a.threads())
+	if err != nil {
+		return nil, fmt.Errorf("image %s for %s: %w", a.plan.Images[i].Name, platform.Format(u.platform), err)
+	}
+	checks, err := verifyPlatform(ctx, a.plan.Images[i].Name, a.plan.Images[i].Contract, u.platform, img, a.opts)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.images[i][j], a.checks[i][j] = img, checks
+	a.mu.Unlock()
+	return img, nil
 }
 
 // checked gives verify.Index the checks verifyPlatform ran on image i's

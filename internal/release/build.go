@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -92,20 +93,22 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 		a.images[i] = make([]v1.Image, len(units[i]))
 		a.checks[i] = make([][]verify.Check, len(units[i]))
 	}
+	a.slots = sync.NewCond(&a.mu)
+	a.left = len(targets)
 	for _, t := range targets {
 		a.pending[platform.Format(t.Platform)]++
 	}
 	// Assembly runs beside the compiles, not in their job slots, so a link
-	// never waits for another platform's gzip, and at a lower CPU priority,
-	// so it takes the time the links leave; a failed assembly cancels the
-	// compiles.
+	// never waits for another platform's gzip; but only in slots no compile
+	// needs and at a lower CPU priority, so it takes the time the links
+	// leave (five platforms in two slots: the first four are compressed
+	// while the fifth links alone). A failed assembly cancels the compiles.
 	bctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var asm errgroup.Group
-	asm.SetLimit(opts.Jobs)
 	a.schedule = func(i, j int) {
 		asm.Go(func() error {
-			if err := lowPriority(func() error { return a.assemble(bctx, i, j) }); err != nil {
+			if err := a.assemble(bctx, i, j, true); err != nil {
 				cancel(err)
 				return err
 			}
@@ -136,6 +139,7 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 			return nil
 		},
 	})
+	a.compilesEnded()
 	if asmErr := asm.Wait(); asmErr != nil {
 		return nil, asmErr // the root cause when it cancelled the compiles
 	}

@@ -184,15 +184,36 @@ func TestScratchEntrypointAndReproducible(t *testing.T) {
 	assert.Equal(t, build(), build())
 }
 
+// With one job the amd64 image waits for a slot the s390x compile holds;
+// the failed compile must free it, not leave Build waiting.
 func TestCompileErrorNamesPlatform(t *testing.T) {
 	dir := module(t)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmd", "hello", "broken_s390x.go"), []byte("package main\n\nfunc broken() { undefinedThing() }\n"), 0o644))
 	plan, err := PackagePlan(Package{Dir: dir, Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/s390x")})
 	require.NoError(t, err)
-	_, err = Build(context.Background(), plan, options(t))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "linux/s390x")
-	assert.Contains(t, err.Error(), "undefinedThing")
+	for _, jobs := range []int{1, 2} {
+		opts := options(t)
+		opts.Jobs = jobs
+		_, err = Build(context.Background(), plan, opts)
+		require.Error(t, err, "jobs %d", jobs)
+		assert.Contains(t, err.Error(), "linux/s390x")
+		assert.Contains(t, err.Error(), "undefinedThing")
+	}
+}
+
+func TestAssemblySlots(t *testing.T) {
+	tests := []struct{ jobs, left, want int }{
+		{jobs: 2, left: 5, want: 0}, // a full wave of links: no assembly
+		{jobs: 2, left: 2, want: 0},
+		{jobs: 2, left: 1, want: 1}, // the last link runs alone
+		{jobs: 2, left: 0, want: 2},
+		{jobs: 8, left: 5, want: 3}, // more cores than platforms
+		{jobs: 1, left: 1, want: 0},
+		{jobs: 1, left: 0, want: 1},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, assemblySlots(tt.jobs, tt.left), "jobs %d, left %d", tt.jobs, tt.left)
+	}
 }
 
 func TestReadBaseOnce(t *testing.T) {
