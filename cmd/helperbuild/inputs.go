@@ -40,9 +40,22 @@ func loadRecipe(cmd *cobra.Command, f *buildFlags, pkg string) (*recipe.Config, 
 }
 
 // releaseMeta gathers version, revision, branch, source and the epoch:
-// flags first, then GitLab CI's variables, then git.
+// flags first, then GitLab CI's variables, then git, asked only for what
+// neither gave.
 func releaseMeta(ctx context.Context, env Env, f *buildFlags, dir string) (recipe.Vars, manifest.Meta, error) {
-	git := gitmeta.Read(ctx, dir)
+	var want gitmeta.Field
+	for field, given := range map[gitmeta.Field]string{
+		gitmeta.Version:    first(f.version, env.Get("CI_COMMIT_TAG")),
+		gitmeta.Revision:   first(f.revision, env.Get("CI_COMMIT_SHA")),
+		gitmeta.Branch:     first(f.branch, env.Get("CI_COMMIT_REF_NAME")),
+		gitmeta.Remote:     first(f.source, env.Get("CI_PROJECT_URL")),
+		gitmeta.CommitTime: first(env.Get("SOURCE_DATE_EPOCH"), env.Get("CI_COMMIT_TIMESTAMP")),
+	} {
+		if given == "" {
+			want |= field
+		}
+	}
+	git := gitmeta.Read(ctx, dir, want)
 	epoch, err := epochOf(env, git)
 	if err != nil {
 		return recipe.Vars{}, manifest.Meta{}, usageError{err}

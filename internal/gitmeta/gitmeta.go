@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,9 +22,26 @@ type Info struct {
 	Remote     string    // origin URL without credentials, as https when it was scp-like
 }
 
-// Read asks git about dir. A missing git or a directory that is not a
-// repository gives an empty Info, not an error: every field has a fallback.
-func Read(ctx context.Context, dir string) Info {
+// Field names one field of Info, for Read's want.
+type Field int
+
+// The fields Read can fill.
+const (
+	Version Field = 1 << iota
+	Revision
+	Branch
+	CommitTime
+	Remote
+
+	All = Version | Revision | Branch | CommitTime | Remote
+)
+
+// Read asks git about dir for the fields in want, each with its own git
+// command, all at once (a release job gets most of them from CI variables
+// or flags, and every git start costs milliseconds before the first
+// compile). A missing git or a directory that is not a repository gives
+// empty fields, not an error: every field has a fallback.
+func Read(ctx context.Context, dir string, want Field) Info {
 	var info Info
 	run := func(args ...string) string {
 		cmd := exec.CommandContext(ctx, "git", args...)
@@ -35,18 +53,22 @@ func Read(ctx context.Context, dir string) Info {
 		}
 		return strings.TrimSpace(out.String())
 	}
-	info.Revision = run("rev-parse", "HEAD")
-	if info.Revision == "" {
-		return info
-	}
-	info.Version = run("describe", "--tags", "--always")
-	info.Branch = run("symbolic-ref", "--short", "-q", "HEAD")
-	if s := run("log", "-1", "--format=%ct", "HEAD"); s != "" {
-		if sec, err := strconv.ParseInt(s, 10, 64); err == nil {
-			info.CommitTime = time.Unix(sec, 0).UTC()
+	var wg sync.WaitGroup
+	ask := func(f Field, fn func()) {
+		if want&f != 0 {
+			wg.Go(fn)
 		}
 	}
-	info.Remote = CleanRemote(run("config", "--get", "remote.origin.url"))
+	ask(Revision, func() { info.Revision = run("rev-parse", "HEAD") })
+	ask(Version, func() { info.Version = run("describe", "--tags", "--always") })
+	ask(Branch, func() { info.Branch = run("symbolic-ref", "--short", "-q", "HEAD") })
+	ask(CommitTime, func() {
+		if sec, err := strconv.ParseInt(run("log", "-1", "--format=%ct", "HEAD"), 10, 64); err == nil {
+			info.CommitTime = time.Unix(sec, 0).UTC()
+		}
+	})
+	ask(Remote, func() { info.Remote = CleanRemote(run("config", "--get", "remote.origin.url")) })
+	wg.Wait()
 	return info
 }
 

@@ -39,7 +39,7 @@ func TestRead(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	assert.Equal(t, Info{}, Read(ctx, dir), "not a repository")
+	assert.Equal(t, Info{}, Read(ctx, dir, All), "not a repository")
 	git := func(args ...string) {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
@@ -51,10 +51,14 @@ func TestRead(t *testing.T) {
 	git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x")
 	git("tag", "v1.2.3")
 	git("remote", "add", "origin", "git@gitlab.example.com:g/p.git")
-	info := Read(ctx, dir)
+	info := Read(ctx, dir, All)
 	assert.Equal(t, "v1.2.3", info.Version)
 	assert.Len(t, info.Revision, 40)
 	assert.Equal(t, "main", info.Branch)
 	assert.Equal(t, "2024-01-02T03:04:05Z", info.CommitTime.Format(time.RFC3339))
 	assert.Equal(t, "https://gitlab.example.com/g/p", info.Remote)
+
+	// Only what is asked for.
+	assert.Equal(t, Info{Branch: "main", Remote: "https://gitlab.example.com/g/p"}, Read(ctx, dir, Branch|Remote))
+	assert.Equal(t, Info{}, Read(ctx, dir, 0))
 }
