@@ -18,7 +18,7 @@ import (
 // many goroutines compress it; and any gzip reader gets the input back.
 func TestCompressorDeterministic(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	data := make([]byte, 5*blockSize+12345) // several blocks and a short last one
+	data := make([]byte, 3*blockSize+12345) // several blocks and a short last one
 	for i := range data {
 		if i%4096 < 1024 { // part random, part repetitive
 			data[i] = byte(rng.Uint32())
@@ -40,11 +40,14 @@ func TestCompressorDeterministic(t *testing.T) {
 		return out.Bytes()
 	}
 	for level := 1; level <= 9; level++ {
+		data := data
+		if level >= 7 {
+			data = data[:2*blockSize+12345] // the slow levels: still two dictionaries and a short block
+		}
 		want := compress(data, level, 1, func(int) int { return copyBufferSize })
 		assert.Equal(t, want, compress(data, level, 1, func(int) int { return copyBufferSize }), "level %d, same writes", level)
 		assert.Equal(t, want, compress(data, level, 1, func(int) int { return 1 + rng.IntN(200000) }), "level %d, random writes", level)
-		assert.Equal(t, want, compress(data, level, 1, func(rest int) int { return rest }), "level %d, one write", level)
-		for _, threads := range []int{2, 3, 8} {
+		for _, threads := range []int{2, 8} {
 			assert.Equal(t, want, compress(data, level, threads, func(int) int { return copyBufferSize }), "level %d, %d threads", level, threads)
 		}
 		// A block refers back into the one before: with a wrong dictionary
