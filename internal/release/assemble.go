@@ -27,7 +27,7 @@ type assembler struct {
 	opts   Options
 	flat   flatBases // each base's filesystem, flattened once
 
-	// schedule runs assemble(i, j) beside the compiles (bounded).
+	// schedule runs assemble(i, j, true) beside the compiles.
 	schedule func(i, j int)
 
 	mu      sync.Mutex
@@ -100,10 +100,8 @@ func (a *assembler) compilesEnded() {
 func (a *assembler) threads() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, n := range a.pending {
-		if n > 0 {
-			return 1
-		}
+	if a.left > 0 {
+		return 1
 	}
 	return a.opts.Jobs
 }
