@@ -7,6 +7,7 @@ import (
 	"os"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/dockerfile"
 	"github.com/helperbuild/helperbuild/internal/imageref"
@@ -91,21 +92,43 @@ func planUnits(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) (
 	if err := b.resolve(ctx, refs, opts.Jobs); err != nil {
 		return nil, err
 	}
+	// Each platform's manifest and config are two round trips to the
+	// registry before the first compile; they go out together, and the
+	// first failure in unit order is the one reported.
+	errs := make([][]error, len(units))
+	var g errgroup.Group
+	g.SetLimit(baseFetches)
 	for i := range units {
+		errs[i] = make([]error, len(units[i]))
 		for j := range units[i] {
 			u := &units[i][j]
 			if u.baseRef == "scratch" {
 				continue
 			}
-			img, dig, err := b.get(u.baseRef).ImageFor(u.platform)
+			g.Go(func() error {
+				img, dig, err := b.get(u.baseRef).ImageFor(u.platform)
+				if err != nil {
+					errs[i][j] = fmt.Errorf("image %s: %w", plan.Images[i].Name, err)
+					return nil
+				}
+				u.base, u.baseDig = img, dig
+				return nil
+			})
+		}
+	}
+	_ = g.Wait() // the errors are in errs
+	for i := range errs {
+		for _, err := range errs[i] {
 			if err != nil {
-				return nil, fmt.Errorf("image %s: %w", plan.Images[i].Name, err)
+				return nil, err
 			}
-			u.base, u.baseDig = img, dig
 		}
 	}
 	return units, nil
 }
+
+// baseFetches bounds the base manifest and config requests in flight.
+const baseFetches = 8
 
 // pinnedName is how a base appears in annotations: the reference as written.
 func pinnedName(a *imageref.Artifact) string {
