@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -149,24 +150,34 @@ func (d *destination) imageRepository(image string) name.Repository {
 	return r
 }
 
-// prepare readies a push before anything compiles: it checks that the
-// credentials may push to every repository (one line naming the registry
-// when not), and returns the hook that sends each platform's blobs as soon
-// as it is assembled. Builds need neither.
-func (d *destination) prepare(ctx context.Context, plan *recipe.Plan, opts imageref.Options, log *slog.Logger) (func(context.Context, string, v1.Platform, v1.Image) error, error) {
+// prepare readies a push: it returns the preflight that checks, before
+// anything compiles, that the credentials may push to every repository (one
+// line naming the registry when not; the repositories are checked at once,
+// the first failure in order is reported), and the hook that sends each
+// platform's blobs as soon as it is assembled. Builds need neither.
+func (d *destination) prepare(ctx context.Context, plan *recipe.Plan, opts imageref.Options, log *slog.Logger) (preflight func(context.Context) error, onImage func(context.Context, string, v1.Platform, v1.Image) error, err error) {
 	if !d.push {
-		return nil, nil
+		return nil, nil, nil
 	}
-	for _, repo := range d.repositories(plan) {
-		if err := publish.CheckPush(ctx, repo, opts.Keychain, opts.HTTPTransport()); err != nil {
-			return nil, err
+	repos := d.repositories(plan)
+	preflight = func(ctx context.Context) error {
+		errs := make([]error, len(repos))
+		var wg sync.WaitGroup
+		for i, repo := range repos {
+			wg.Go(func() { errs[i] = publish.CheckPush(ctx, repo, opts.Keychain, opts.HTTPTransport()) })
 		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	var err error
 	if d.uploader, err = publish.NewUploader(d.registryOptions(ctx, opts, log)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return func(_ context.Context, image string, _ v1.Platform, img v1.Image) error {
+	return preflight, func(_ context.Context, image string, _ v1.Platform, img v1.Image) error {
 		// The run's context, not the assembly's: the uploader's
 		// connections outlive the build and serve the tag phase.
 		for _, repo := range d.repositoriesOf(plan, image) {

@@ -76,7 +76,7 @@ func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool)
 		return err
 	}
 	defer reportRetries(log, rt)
-	onImage, err := dest.prepare(ctx, plan, imgOpts, log)
+	preflight, onImage, err := dest.prepare(ctx, plan, imgOpts, log)
 	if err != nil {
 		return err
 	}
@@ -88,6 +88,7 @@ func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool)
 		Images:           imgOpts,
 		TempDir:          tmp,
 		CacheDir:         cacheDir(env, f),
+		Preflight:        preflight,
 		OnImage:          onImage,
 		Logger:           log,
 	})

@@ -51,9 +51,23 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 	}
 	log := opts.Logger
 	b := newBases(opts.Images)
-	units, err := planUnits(ctx, plan, b, opts)
-	if err != nil {
-		return nil, err
+	// The preflight (push's permission check) and the bases are both round
+	// trips to registries before the first compile: they go out together.
+	// Nothing compiles unless both pass; the preflight's failure is
+	// reported first.
+	var units [][]unit
+	var preflightErr, unitsErr error
+	var pre sync.WaitGroup
+	if opts.Preflight != nil {
+		pre.Go(func() { preflightErr = opts.Preflight(ctx) })
+	}
+	units, unitsErr = planUnits(ctx, plan, b, opts)
+	pre.Wait()
+	if preflightErr != nil {
+		return nil, preflightErr
+	}
+	if unitsErr != nil {
+		return nil, unitsErr
 	}
 
 	// Every platform any image needs, in first-seen order; every binary is

@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -150,6 +151,35 @@ func TestBaseMissingPlatformFailsBeforeCompiling(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "has no linux/s390x (it offers: linux/amd64,linux/arm64)")
 	assert.NoFileExists(t, marker, "nothing may be compiled when a base lacks a platform")
+}
+
+// The preflight (push's permission check) runs before anything compiles,
+// beside the base lookups, and its failure is the one reported even when a
+// base fails too.
+func TestPreflightFailsBeforeCompiling(t *testing.T) {
+	_, base := busyboxLike(t, "linux/amd64", "linux/arm64")
+	marker := filepath.Join(t.TempDir(), "go-was-run")
+	fakeGo := filepath.Join(t.TempDir(), "go")
+	require.NoError(t, os.WriteFile(fakeGo, []byte("#!/bin/sh\ntouch "+marker+"\nexit 1\n"), 0o755))
+	tests := []struct {
+		name      string
+		platforms string
+	}{
+		{name: "bases fine", platforms: "linux/amd64,linux/arm64"},
+		{name: "a base lacks a platform too", platforms: "linux/amd64,linux/s390x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := PackagePlan(Package{Dir: module(t), Main: "./cmd/hello", Base: base, Platforms: platforms(t, tt.platforms)})
+			require.NoError(t, err)
+			opts := options(t)
+			opts.Go = fakeGo
+			opts.Preflight = func(context.Context) error { return errors.New("registry.example: cannot push") }
+			_, err = Build(context.Background(), plan, opts)
+			assert.EqualError(t, err, "registry.example: cannot push")
+			assert.NoFileExists(t, marker, "nothing may be compiled when the preflight fails")
+		})
+	}
 }
 
 func TestAllPlatformsOfTheBase(t *testing.T) {
