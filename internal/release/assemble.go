@@ -93,17 +93,24 @@ func (a *assembler) compilesEnded() {
 	a.slots.Broadcast()
 }
 
+// maxLayerThreads caps the goroutines compressing one layer: one goroutine
+// writing the tar and hashing (about 1 GB/s) keeps about eight level-1
+// compressors (115 MB/s each) busy, and each adds 2 MiB of blocks in flight.
+const maxLayerThreads = 8
+
 // threads is how many goroutines may compress a layer now: one while
-// anything still compiles (the links need the cores), every job slot once
-// nothing does, so the last platform's layers, which the whole release
-// waits for, use all the cores.
+// anything still compiles (the links need the cores); once nothing does,
+// one per job slot up to maxLayerThreads, so the last platforms' layers,
+// which the whole release waits for, use all the cores. Memory then grows
+// with the jobs (up to 18 MiB per layer being written), never with the
+// size of a binary.
 func (a *assembler) threads() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.left > 0 {
 		return 1
 	}
-	return a.opts.Jobs
+	return min(a.opts.Jobs, maxLayerThreads)
 }
 
 // rest assembles every unit not assembled yet.
