@@ -8,6 +8,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/helperbuild/helperbuild/internal/crossbuild"
 	"github.com/helperbuild/helperbuild/internal/dockerfile"
 	"github.com/helperbuild/helperbuild/internal/layer"
 	"github.com/helperbuild/helperbuild/internal/manifest"
@@ -37,6 +38,21 @@ type assembler struct {
 	pending map[string]int     // platform -> binaries not yet compiled
 	images  [][]v1.Image       // [image][platform], nil until assembled
 	checks  [][][]verify.Check // [image][platform], set with images
+}
+
+func newAssembler(plan *recipe.Plan, units [][]unit, b *bases, binDir string, cache *layer.Cache, opts Options, targets []crossbuild.Target) *assembler {
+	a := &assembler{plan: plan, units: units, bases: b, binDir: binDir, cache: cache, opts: opts,
+		left: len(targets), pending: map[string]int{},
+		images: make([][]v1.Image, len(units)), checks: make([][][]verify.Check, len(units))}
+	a.slots = sync.NewCond(&a.mu)
+	for i := range units {
+		a.images[i] = make([]v1.Image, len(units[i]))
+		a.checks[i] = make([][]verify.Check, len(units[i]))
+	}
+	for _, t := range targets {
+		a.pending[platform.Format(t.Platform)]++
+	}
+	return a
 }
 
 // compiled records one binary for p; the last one schedules p's units.

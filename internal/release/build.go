@@ -17,7 +17,6 @@ import (
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/recipe"
-	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
 // Image is one built multi-arch image, ready to publish.
@@ -51,23 +50,9 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 	}
 	log := opts.Logger
 	b := newBases(opts.Images)
-	// The preflight (push's permission check) and the bases are both round
-	// trips to registries before the first compile: they go out together.
-	// Nothing compiles unless both pass; the preflight's failure is
-	// reported first.
-	var units [][]unit
-	var preflightErr, unitsErr error
-	var pre sync.WaitGroup
-	if opts.Preflight != nil {
-		pre.Go(func() { preflightErr = opts.Preflight(ctx) })
-	}
-	units, unitsErr = planUnits(ctx, plan, b, opts)
-	pre.Wait()
-	if preflightErr != nil {
-		return nil, preflightErr
-	}
-	if unitsErr != nil {
-		return nil, unitsErr
+	units, err := preflightAndPlan(ctx, plan, b, opts)
+	if err != nil {
+		return nil, err
 	}
 
 	// Every platform any image needs, in first-seen order; every binary is
@@ -101,17 +86,7 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 
 	// A platform's images are assembled (layers compressed) as soon as its
 	// last binary is compiled, while other platforms still compile.
-	a := &assembler{plan: plan, units: units, bases: b, binDir: binDir, cache: cache, opts: opts,
-		pending: map[string]int{}, images: make([][]v1.Image, len(units)), checks: make([][][]verify.Check, len(units))}
-	for i := range units {
-		a.images[i] = make([]v1.Image, len(units[i]))
-		a.checks[i] = make([][]verify.Check, len(units[i]))
-	}
-	a.slots = sync.NewCond(&a.mu)
-	a.left = len(targets)
-	for _, t := range targets {
-		a.pending[platform.Format(t.Platform)]++
-	}
+	a := newAssembler(plan, units, b, binDir, cache, opts, targets)
 	// Assembly runs beside the compiles, not in their job slots, so a link
 	// never waits for another platform's gzip; but only in slots no compile
 	// needs and at a lower CPU priority, so it takes the time the links
@@ -188,6 +163,24 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 		}
 	}
 	return res, nil
+}
+
+// preflightAndPlan runs opts.Preflight (push's permission check) beside
+// planUnits: both are round trips to registries before the first compile.
+// Nothing compiles unless both pass; the preflight's failure is reported
+// first.
+func preflightAndPlan(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) ([][]unit, error) {
+	var preflightErr error
+	var pre sync.WaitGroup
+	if opts.Preflight != nil {
+		pre.Go(func() { preflightErr = opts.Preflight(ctx) })
+	}
+	units, err := planUnits(ctx, plan, b, opts)
+	pre.Wait()
+	if preflightErr != nil {
+		return nil, preflightErr
+	}
+	return units, err
 }
 
 // cacheMaxAge is how long an unused cached layer is kept.
