@@ -62,23 +62,19 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Report, error
 	g.SetLimit(opts.Jobs)
 	for i, e := range entries {
 		g.Go(func() error {
+			var checks []Check
+			ok := false
 			if opts.Checked != nil {
-				if checks, ok := opts.Checked(e.desc.Digest, e.platform); ok {
-					r.Platforms[i] = PlatformReport{
-						Platform: platform.Format(e.platform),
-						Digest:   e.desc.Digest.String(),
-						Checks:   append(coverage[i], checks...),
-					}
-					return nil
+				checks, ok = opts.Checked(e.desc.Digest, e.platform)
+			}
+			if !ok {
+				img, err := idx.Image(e.desc.Digest)
+				if err != nil {
+					return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
 				}
-			}
-			img, err := idx.Image(e.desc.Digest)
-			if err != nil {
-				return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
-			}
-			checks, err := verifyImage(gctx, img, &e.platform, i, opts)
-			if err != nil {
-				return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
+				if checks, err = verifyImage(gctx, img, &e.platform, i, opts); err != nil {
+					return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
+				}
 			}
 			r.Platforms[i] = PlatformReport{
 				Platform: platform.Format(e.platform),
