@@ -27,10 +27,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 // The helpers of the reliability and bad-input tests are prefixed "rel" so
@@ -152,16 +153,7 @@ func relSnapshot(t *testing.T, dir string) map[string]string {
 // relImage is a random image whose config says linux/amd64.
 func relImage(t *testing.T) v1.Image {
 	t.Helper()
-	img, err := random.Image(512, 1)
-	require.NoError(t, err)
-	img = mutate.MediaType(img, types.OCIManifestSchema1)
-	cf, err := img.ConfigFile()
-	require.NoError(t, err)
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", "amd64"
-	img, err = mutate.ConfigFile(img, cf)
-	require.NoError(t, err)
-	return img
+	return mutate.MediaType(testkit.Image(t, v1.Platform{OS: "linux", Architecture: "amd64"}, 512, 1), types.OCIManifestSchema1)
 }
 
 // relAmd64Index is an OCI index holding linux/amd64 only.

@@ -1,7 +1,6 @@
 package crossbuild_test
 
 import (
-	"bytes"
 	"context"
 	"debug/buildinfo"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -22,6 +20,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/crossbuild"
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 // writeModule writes a module example.com/hello with the given files into a
@@ -54,24 +53,6 @@ func mustParse(t *testing.T, s string) v1.Platform {
 	return p
 }
 
-// syncBuffer is a log sink safe for the concurrent workers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestBuildPlatforms(t *testing.T) {
 	dir := writeModule(t, map[string]string{"cmd/hello/main.go": helloMain})
 	out := t.TempDir()
@@ -84,7 +65,7 @@ func TestBuildPlatforms(t *testing.T) {
 			Output:   filepath.Join(out, "not", "yet", "hello-"+strings.ReplaceAll(s, "/", "-")),
 		}
 	}
-	var logs syncBuffer
+	var logs testkit.Buffer
 	calls := make([]atomic.Int32, len(targets))
 	opts := crossbuild.Options{
 		Dir: dir,

@@ -17,10 +17,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 func TestParse(t *testing.T) {
@@ -63,23 +64,10 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func platformImage(t *testing.T, os_, arch, variant string) v1.Image {
-	t.Helper()
-	img, err := random.Image(64, 1)
-	require.NoError(t, err)
-	cf, err := img.ConfigFile()
-	require.NoError(t, err)
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture, cf.Variant = os_, arch, variant
-	img, err = mutate.ConfigFile(img, cf)
-	require.NoError(t, err)
-	return img
-}
-
 func multiArch(t *testing.T) v1.ImageIndex {
 	var idx v1.ImageIndex = empty.Index
 	for _, p := range []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64", Variant: "v8"}, {OS: "linux", Architecture: "arm", Variant: "v7"}, {OS: "unknown", Architecture: "unknown"}} {
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: platformImage(t, p.OS, p.Architecture, p.Variant), Descriptor: v1.Descriptor{Platform: &p}})
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: testkit.Image(t, p, 64, 1), Descriptor: v1.Descriptor{Platform: &p}})
 	}
 	return idx
 }
@@ -89,7 +77,7 @@ func TestReadLayoutAndSelect(t *testing.T) {
 	p, err := layout.Write(dir, empty.Index)
 	require.NoError(t, err)
 	require.NoError(t, p.AppendIndex(multiArch(t), layout.WithAnnotations(map[string]string{RefNameAnnotation: "base:1"})))
-	require.NoError(t, p.AppendImage(platformImage(t, "linux", "s390x", ""), layout.WithAnnotations(map[string]string{RefNameAnnotation: "single"})))
+	require.NoError(t, p.AppendImage(testkit.Image(t, v1.Platform{OS: "linux", Architecture: "s390x"}, 64, 1), layout.WithAnnotations(map[string]string{RefNameAnnotation: "single"})))
 	ctx := context.Background()
 
 	_, err = Read(ctx, mustParse(t, "oci:"+dir), Options{})
@@ -122,7 +110,7 @@ func TestReadLayoutAndSelect(t *testing.T) {
 func TestImageForConfigMismatch(t *testing.T) {
 	// The index says arm64 but the config is amd64.
 	idx := mutate.AppendManifests(empty.Index, mutate.IndexAddendum{
-		Add:        platformImage(t, "linux", "amd64", ""),
+		Add:        testkit.Image(t, v1.Platform{OS: "linux", Architecture: "amd64"}, 64, 1),
 		Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}},
 	})
 	a := &Artifact{Ref: Ref{Transport: Layout, raw: "oci:x"}, Index: idx}

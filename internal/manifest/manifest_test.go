@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 var epoch = time.Date(2025, 3, 20, 10, 11, 12, 0, time.UTC)
@@ -19,18 +21,11 @@ var epoch = time.Date(2025, 3, 20, 10, 11, 12, 0, time.UTC)
 // dockerBase is a Docker-typed base image with two layers and a config.
 func dockerBase(t *testing.T, arch string) v1.Image {
 	t.Helper()
-	img, err := random.Image(64, 2)
-	require.NoError(t, err)
-	cf, err := img.ConfigFile()
-	require.NoError(t, err)
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", arch
-	cf.Config.Env = []string{"PATH=/usr/bin:/bin"}
-	cf.Config.Cmd = []string{"sh"}
-	cf.History = []v1.History{{CreatedBy: "base layer 1"}, {CreatedBy: "ENV PATH", EmptyLayer: true}, {CreatedBy: "base layer 2"}}
-	img, err = mutate.ConfigFile(img, cf)
-	require.NoError(t, err)
-	return img
+	return testkit.Image(t, v1.Platform{OS: "linux", Architecture: arch}, 64, 2, func(cf *v1.ConfigFile) {
+		cf.Config.Env = []string{"PATH=/usr/bin:/bin"}
+		cf.Config.Cmd = []string{"sh"}
+		cf.History = []v1.History{{CreatedBy: "base layer 1"}, {CreatedBy: "ENV PATH", EmptyLayer: true}, {CreatedBy: "base layer 2"}}
+	})
 }
 
 func newLayer(t *testing.T) v1.Layer {

@@ -18,12 +18,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 // testIndex is a two-platform OCI index of random images.
@@ -32,14 +33,7 @@ func testIndex(t *testing.T) (v1.ImageIndex, []v1.Hash) {
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	var digests []v1.Hash
 	for _, arch := range []string{"amd64", "arm64"} {
-		img, err := random.Image(256, 2)
-		require.NoError(t, err)
-		cf, err := img.ConfigFile()
-		require.NoError(t, err)
-		cf = cf.DeepCopy()
-		cf.OS, cf.Architecture = "linux", arch
-		img, err = mutate.ConfigFile(img, cf)
-		require.NoError(t, err)
+		img := testkit.Image(t, v1.Platform{OS: "linux", Architecture: arch}, 256, 2)
 		d, err := img.Digest()
 		require.NoError(t, err)
 		digests = append(digests, d)

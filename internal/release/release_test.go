@@ -17,7 +17,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 	"github.com/stretchr/testify/assert"
@@ -27,6 +26,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 var epoch = time.Unix(1700000000, 0).UTC()
@@ -73,16 +73,10 @@ func busyboxLike(t *testing.T, archs ...string) (host, ref string) {
 	for _, a := range archs {
 		p, err := platform.Parse(a)
 		require.NoError(t, err)
-		img, err := random.Image(128, 1)
-		require.NoError(t, err)
-		cf, err := img.ConfigFile()
-		require.NoError(t, err)
-		cf = cf.DeepCopy()
-		cf.OS, cf.Architecture, cf.Variant = p.OS, p.Architecture, p.Variant
-		cf.Config.Env = []string{"PATH=/usr/bin:/bin"}
-		cf.Config.Cmd = []string{"sh"}
-		img, err = mutate.ConfigFile(img, cf)
-		require.NoError(t, err)
+		img := testkit.Image(t, p, 128, 1, func(cf *v1.ConfigFile) {
+			cf.Config.Env = []string{"PATH=/usr/bin:/bin"}
+			cf.Config.Cmd = []string{"sh"}
+		})
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &p}})
 	}
 	ref = host + "/base/busybox:1"

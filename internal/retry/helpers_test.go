@@ -1,19 +1,19 @@
 package retry
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 // server answers attempt n (0-based) of every request with handle.
@@ -75,38 +75,16 @@ func (s *sleeps) all() []time.Duration {
 	return append([]time.Duration(nil), s.d...)
 }
 
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) lines() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := strings.TrimSpace(l.buf.String())
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
-}
-
 // fixture is a Transport with recorded sleeps and logs; jitter is fixed at rnd.
 type fixture struct {
 	rt     *Transport
 	sleeps *sleeps
-	logs   *logBuffer
+	logs   *testkit.Buffer
 }
 
 func newFixture(t *testing.T, next http.RoundTripper, mod func(*Options)) *fixture {
 	t.Helper()
-	f := &fixture{sleeps: &sleeps{}, logs: &logBuffer{}}
+	f := &fixture{sleeps: &sleeps{}, logs: &testkit.Buffer{}}
 	o := DefaultOptions()
 	o.Rand = func() float64 { return 0.5 }
 	o.Sleep = f.sleeps.sleep

@@ -97,8 +97,8 @@ func TestBodyCutShortIsResumed(t *testing.T) {
 			}
 			if tt.resumed {
 				assert.Equal(t, map[string]int{"body cut short: unexpected EOF": 1}, f.rt.Stats().Retries)
-				require.Len(t, f.logs.lines(), 1)
-				assert.Contains(t, f.logs.lines()[0], "body cut short after 18 of 36 bytes")
+				require.Len(t, f.logs.Lines(), 1)
+				assert.Contains(t, f.logs.Lines()[0], "body cut short after 18 of 36 bytes")
 			} else {
 				assert.Zero(t, f.rt.Stats().Total())
 			}

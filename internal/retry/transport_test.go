@@ -57,7 +57,7 @@ func TestTransientFailuresAreRetried(t *testing.T) {
 			assert.Equal(t, 200, resp.StatusCode)
 			assert.EqualValues(t, 3, srv.hits.Load())
 			assert.Equal(t, map[string]int{tt.reason: 2}, f.rt.Stats().Retries)
-			assert.Len(t, f.logs.lines(), 2, "one log line per retry")
+			assert.Len(t, f.logs.Lines(), 2, "one log line per retry")
 		})
 	}
 }
@@ -102,7 +102,7 @@ func TestClientErrorsAreNotRetried(t *testing.T) {
 			assert.Equal(t, code, resp.StatusCode)
 			assert.EqualValues(t, 1, srv.hits.Load())
 			assert.Zero(t, f.rt.Stats().Total())
-			assert.Empty(t, f.logs.lines())
+			assert.Empty(t, f.logs.Lines())
 		})
 	}
 }
@@ -231,7 +231,7 @@ func TestRetryLogLine(t *testing.T) {
 	resp, err := f.rt.RoundTrip(req)
 	require.NoError(t, err)
 	resp.Body.Close()
-	lines := f.logs.lines()
+	lines := f.logs.Lines()
 	require.Len(t, lines, 1)
 	line := lines[0]
 	for _, want := range []string{"level=WARN", `msg="retrying request"`, "method=GET", "url=" + srv.URL + "/v2/g/h/blobs/uploads/ ", `reason="status 503"`, "attempt=1/5", "wait=100ms"} {

@@ -1,7 +1,6 @@
 package faultproxy
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +17,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
@@ -28,6 +25,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/retry"
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 // multiArch is a two-platform index whose layers are big enough to be cut.
@@ -35,36 +33,10 @@ func multiArch(t *testing.T) v1.ImageIndex {
 	t.Helper()
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for _, arch := range []string{"amd64", "arm64"} {
-		img, err := random.Image(64<<10, 2)
-		require.NoError(t, err)
-		img = mutate.MediaType(img, types.OCIManifestSchema1)
-		cf, err := img.ConfigFile()
-		require.NoError(t, err)
-		cf = cf.DeepCopy()
-		cf.OS, cf.Architecture = "linux", arch
-		img, err = mutate.ConfigFile(img, cf)
-		require.NoError(t, err)
+		img := mutate.MediaType(testkit.Image(t, v1.Platform{OS: "linux", Architecture: arch}, 64<<10, 2), types.OCIManifestSchema1)
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
 	}
 	return idx
-}
-
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // client is the retrying transport helperbuild uses, with waits recorded
@@ -119,7 +91,7 @@ func TestPushThroughTransientFaults(t *testing.T) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			host := startRegistry(t)
 			p := start(t, Options{Target: "http://" + host, Seed: seed, Rate: 0.3})
-			logs := &syncBuffer{}
+			logs := &testkit.Buffer{}
 			rt := client(t, logs)
 			require.NoError(t, push(t.Context(), p.Addr(), idx, rt), "proxy stats: %+v", p.Stats())
 

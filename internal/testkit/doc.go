@@ -1,0 +1,4 @@
+// Package testkit holds the fixtures several packages' tests share: random
+// images whose config names a platform, OCI indexes of them, and a log sink
+// safe for concurrent writers. Only tests import it.
+package testkit
