@@ -65,11 +65,8 @@ func TestParse(t *testing.T) {
 }
 
 func multiArch(t *testing.T) v1.ImageIndex {
-	var idx v1.ImageIndex = empty.Index
-	for _, p := range []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64", Variant: "v8"}, {OS: "linux", Architecture: "arm", Variant: "v7"}, {OS: "unknown", Architecture: "unknown"}} {
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: testkit.Image(t, p, 64, 1), Descriptor: v1.Descriptor{Platform: &p}})
-	}
-	return idx
+	return testkit.Index(t, 64, 1, v1.Platform{OS: "linux", Architecture: "amd64"}, v1.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"},
+		v1.Platform{OS: "linux", Architecture: "arm", Variant: "v7"}, v1.Platform{OS: "unknown", Architecture: "unknown"})
 }
 
 func TestReadLayoutAndSelect(t *testing.T) {
