@@ -26,7 +26,9 @@
 //     an "OS/Arch:" line must name the platform.
 //
 // Options.Nodes (ParseNodes) adds a problem for every node whose platform
-// has no image in the index.
+// has no image in the index. Platform runs the per-platform checks alone,
+// so a builder can check each image as soon as it exists; Index then takes
+// those results through Options.Checked instead of reading the images again.
 //
 // Layers are streamed, never held in memory. The flattened filesystem is
 // internal/rootfs's metadata tree, built by applying layers in order with
