@@ -84,14 +84,16 @@ func assemblySlots(jobs, left int) int {
 	return jobs - min(left, jobs)
 }
 
-// acquire waits for a job slot no compile needs (see assemblySlots).
-func (a *assembler) acquire() {
+// acquire waits for a job slot no compile needs (see assemblySlots) and
+// says whether compiles still run.
+func (a *assembler) acquire() (compiling bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for a.running >= assemblySlots(a.opts.Jobs, a.left) {
 		a.slots.Wait()
 	}
 	a.running++
+	return a.left > 0
 }
 
 func (a *assembler) release() {
@@ -148,8 +150,10 @@ func (a *assembler) rest(ctx context.Context) error {
 
 // assemble builds and checks unit (i, j), then hands it to OnImage. With
 // gated (beside the compiles) the building waits for a job slot no compile
-// needs and runs at low priority; the hand-off (push's upload, which mostly
-// waits on the network) runs outside the slot.
+// needs, and runs at low priority while links run; once none does, the
+// release waits for this unit, which then runs at normal priority. The
+// hand-off (push's upload, which mostly waits on the network) runs outside
+// the slot.
 func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 	u := a.units[i][j]
 	var img v1.Image
@@ -159,8 +163,11 @@ func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 	}
 	var err error
 	if gated {
-		a.acquire()
-		err = lowPriority(work)
+		if a.acquire() {
+			err = lowPriority(work)
+		} else {
+			err = work()
+		}
 		a.release()
 	} else {
 		err = work()
