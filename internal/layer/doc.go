@@ -16,6 +16,11 @@
 // exactly the layer's contents; that the blob decompresses to them is
 // gzip's promise (and a registry checks the blob's digest on upload).
 //
+// With Options.Follow, Write hands out a Stream before the first byte: its
+// readers follow the blob file as it grows (an upload runs beside the
+// compression) and see its end only when the owner allows it, so what an
+// upload commits is what the owner checked.
+//
 // Same entries (in any order) and same epoch give a byte-identical blob:
 // entries are sorted by path with parents first, tar headers are written by
 // hand (no user or group names, mtime = epoch, no access or change time,

@@ -31,6 +31,11 @@ type Options struct {
 	// Threads is how many goroutines may compress at once; 0 means 1. The
 	// blob does not depend on it (see blockGzip).
 	Threads int
+	// Follow, when set, is called once the blob file exists and before its
+	// first byte, with a Stream that readers can follow while Write goes on
+	// (an upload beside the compression). The callee owns it: see Stream.
+	// Cache.Write calls it only when it writes a layer, not on a hit.
+	Follow func(*Stream)
 }
 
 // outputBufferSize batches the compressor's small writes into few syscalls.
@@ -57,7 +62,21 @@ func Write(ctx context.Context, entries []Entry, opts Options) (v1.Layer, error)
 	if err != nil {
 		return nil, fmt.Errorf("layer in %s: %w", opts.Dir, err)
 	}
-	l, err := writeBlob(ctx, tmp, planned, epoch, level, opts.Threads)
+	var s *Stream
+	var blob io.Writer = tmp
+	if opts.Follow != nil {
+		if s, err = newStream(tmp.Name()); err != nil {
+			return nil, errors.Join(err, tmp.Close(), removeIfExists(tmp.Name()))
+		}
+		blob = &growWriter{w: tmp, s: s}
+		opts.Follow(s)
+	}
+	l, err := writeBlob(ctx, blob, tmp.Name(), planned, epoch, level, opts.Threads)
+	if err == nil {
+		if err = tmp.Sync(); err != nil {
+			err = fmt.Errorf("layer file %s: %w", tmp.Name(), err)
+		}
+	}
 	if cerr := tmp.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("layer file %s: %w", tmp.Name(), cerr)
 	}
@@ -69,10 +88,25 @@ func Write(ctx context.Context, entries []Entry, opts Options) (v1.Layer, error)
 		l.source = &tarSource{entries: planned, epoch: epoch}
 		err = os.Rename(tmp.Name(), l.path)
 	}
+	if s != nil {
+		s.finish(l, err)
+	}
 	if err != nil {
 		return nil, errors.Join(err, removeIfExists(tmp.Name()))
 	}
 	return l, nil
+}
+
+// growWriter tells a Stream about every write that reached the file.
+type growWriter struct {
+	w io.Writer
+	s *Stream
+}
+
+func (g *growWriter) Write(p []byte) (int, error) {
+	n, err := g.w.Write(p)
+	g.s.grew(n)
+	return n, err
 }
 
 func checkOptions(opts Options) (time.Time, int, error) {
@@ -102,7 +136,7 @@ func checkOptions(opts Options) (time.Time, int, error) {
 
 // writeBlob streams tar -> sha256 (DiffID) -> gzip -> sha256 + count
 // (digest, size) -> buffered file, and returns the layer without a path.
-func writeBlob(ctx context.Context, f *os.File, entries []Entry, epoch time.Time, level, threads int) (*fileLayer, error) {
+func writeBlob(ctx context.Context, f io.Writer, name string, entries []Entry, epoch time.Time, level, threads int) (*fileLayer, error) {
 	out := bufio.NewWriterSize(f, outputBufferSize)
 	compressed := &hashWriter{w: out, h: sha256.New()}
 	gz, err := newBlockGzip(compressed, level, threads)
@@ -114,13 +148,10 @@ func writeBlob(ctx context.Context, f *os.File, entries []Entry, epoch time.Time
 		return nil, err
 	}
 	if err := gz.Close(); err != nil {
-		return nil, fmt.Errorf("layer file %s: gzip: %w", f.Name(), err)
+		return nil, fmt.Errorf("layer file %s: gzip: %w", name, err)
 	}
 	if err := out.Flush(); err != nil {
-		return nil, fmt.Errorf("layer file %s: %w", f.Name(), err)
-	}
-	if err := f.Sync(); err != nil {
-		return nil, fmt.Errorf("layer file %s: %w", f.Name(), err)
+		return nil, fmt.Errorf("layer file %s: %w", name, err)
 	}
 	return &fileLayer{
 		digest: compressed.sum(),
