@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -85,14 +86,24 @@ func (r *runCheck) program(ctx context.Context, p string, args []string, version
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	out := &limitedBuffer{max: maxOutput}
-	c := exec.CommandContext(ctx, cmd[0], cmd[1:]...)
-	if r.qemu == "" {
-		c.Args[0] = p // argv[0] as the image would pass it (busybox picks its applet by it)
+	var out *limitedBuffer
+	for attempt := 1; ; attempt++ {
+		out = &limitedBuffer{max: maxOutput}
+		c := exec.CommandContext(ctx, cmd[0], cmd[1:]...)
+		if r.qemu == "" {
+			c.Args[0] = p // argv[0] as the image would pass it (busybox picks its applet by it)
+		}
+		c.Env, c.Dir, c.Stdout, c.Stderr = r.env, r.rootfs, out, out
+		c.WaitDelay = time.Second
+		err = c.Run()
+		// A native run execs the file unpacked moments ago; a child another
+		// goroutine is forking holds its inherited write descriptor until it
+		// execs, and Linux refuses to run a file open for writing
+		// (golang/go#22315). That passes within milliseconds: try again.
+		if !errors.Is(err, syscall.ETXTBSY) || attempt == txtBusyAttempts || !sleepCtx(ctx, time.Duration(attempt)*10*time.Millisecond) {
+			break
+		}
 	}
-	c.Env, c.Dir, c.Stdout, c.Stderr = r.env, r.rootfs, out, out
-	c.WaitDelay = time.Second
-	err = c.Run()
 	first := firstLine(out.Bytes())
 	var exit *exec.ExitError
 	switch {
@@ -171,4 +182,19 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 		b.Buffer.Write(p[:min(room, len(p))])
 	}
 	return len(p), nil
+}
+
+// txtBusyAttempts bounds the runs of a program whose file is briefly busy.
+const txtBusyAttempts = 5
+
+// sleepCtx waits for d unless ctx ends first; it reports whether it waited.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
