@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/publish"
@@ -150,17 +151,18 @@ func (d *destination) imageRepository(image string) name.Repository {
 	return r
 }
 
-// prepare readies a push: it returns the preflight that checks, before
+// prepare readies a push by setting ro's hooks: Preflight checks, before
 // anything compiles, that the credentials may push to every repository (one
 // line naming the registry when not; the repositories are checked at once,
-// the first failure in order is reported), and the hook that sends each
-// platform's blobs as soon as it is assembled. Builds need neither.
-func (d *destination) prepare(ctx context.Context, plan *recipe.Plan, opts imageref.Options, log *slog.Logger) (preflight func(context.Context) error, onImage func(context.Context, string, v1.Platform, v1.Image) error, err error) {
+// the first failure in order is reported); OnImage sends each platform's
+// blobs as soon as it is assembled and checked; OnLayer streams the layers
+// of the last platforms while they are written. Builds need none.
+func (d *destination) prepare(ctx context.Context, plan *recipe.Plan, opts imageref.Options, log *slog.Logger, ro *release.Options) error {
 	if !d.push {
-		return nil, nil, nil
+		return nil
 	}
 	repos := d.repositories(plan)
-	preflight = func(ctx context.Context) error {
+	ro.Preflight = func(ctx context.Context) error {
 		errs := make([]error, len(repos))
 		var wg sync.WaitGroup
 		for i, repo := range repos {
@@ -174,19 +176,28 @@ func (d *destination) prepare(ctx context.Context, plan *recipe.Plan, opts image
 		}
 		return nil
 	}
+	var err error
 	if d.uploader, err = publish.NewUploader(d.registryOptions(ctx, opts, log)); err != nil {
-		return nil, nil, err
+		return err
 	}
-	return preflight, func(_ context.Context, image string, _ v1.Platform, img v1.Image) error {
-		// The run's context, not the assembly's: the uploader's
-		// connections outlive the build and serve the tag phase.
+	// The hooks use the run's context, not the assembly's: the uploader's
+	// connections outlive the build and serve the tag phase.
+	ro.OnImage = func(_ context.Context, image string, _ v1.Platform, img v1.Image) error {
 		for _, repo := range d.repositoriesOf(plan, image) {
 			if err := d.uploader.Image(ctx, repo, img); err != nil {
 				return err
 			}
 		}
 		return nil
-	}, nil
+	}
+	ro.OnLayer = func(_ context.Context, image string, _ v1.Platform, l v1.Layer) error {
+		var g errgroup.Group // each repository reads the stream on its own
+		for _, repo := range d.repositoriesOf(plan, image) {
+			g.Go(func() error { return d.uploader.Layer(ctx, repo, l) })
+		}
+		return g.Wait()
+	}
+	return nil
 }
 
 // registryOptions are how publish reaches the registries of this run.

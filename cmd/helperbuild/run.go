@@ -76,11 +76,7 @@ func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool)
 		return err
 	}
 	defer reportRetries(log, rt)
-	preflight, onImage, err := dest.prepare(ctx, plan, imgOpts, log)
-	if err != nil {
-		return err
-	}
-	res, err := release.Build(ctx, plan, release.Options{
+	ro := release.Options{
 		Env:              env,
 		Jobs:             f.jobs,
 		CompressionLevel: f.level,
@@ -88,10 +84,12 @@ func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool)
 		Images:           imgOpts,
 		TempDir:          tmp,
 		CacheDir:         cacheDir(env, f),
-		Preflight:        preflight,
-		OnImage:          onImage,
 		Logger:           log,
-	})
+	}
+	if err := dest.prepare(ctx, plan, imgOpts, log, &ro); err != nil {
+		return err
+	}
+	res, err := release.Build(ctx, plan, ro)
 	if err != nil {
 		return err
 	}

@@ -59,3 +59,17 @@ func (u *Uploader) Image(ctx context.Context, r name.Repository, img v1.Image) e
 	u.log.Info("blobs uploaded", "repository", r.String(), "image", d.String(), "duration", time.Since(start).Round(time.Millisecond))
 	return nil
 }
+
+// Layer uploads l to repo. l may still be being written (see layer.Stream):
+// go-containerregistry then streams it (no existence check: its digest is
+// not known yet) and commits it under the digest it has once the stream
+// ends. A later Image of the same repository finds it uploaded.
+func (u *Uploader) Layer(ctx context.Context, r name.Repository, l v1.Layer) error {
+	start := time.Now()
+	if err := u.pusher.Upload(ctx, r, l); err != nil {
+		return fmt.Errorf("upload a layer to %s: %w", r, imageref.Explain(err))
+	}
+	d, _ := l.Digest()
+	u.log.Info("layer uploaded while written", "repository", r.String(), "digest", d.String(), "duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}

@@ -150,44 +150,65 @@ func (a *assembler) rest(ctx context.Context) error {
 
 // assemble builds and checks unit (i, j), then hands it to OnImage. With
 // gated (beside the compiles) the building waits for a job slot no compile
-// needs, and runs at low priority while links run; once none does, the
-// release waits for this unit, which then runs at normal priority. The
-// hand-off (push's upload, which mostly waits on the network) runs outside
-// the slot.
+// needs, and runs at low priority while links run. Once nothing compiles,
+// the release waits for this unit: it runs at normal priority and its new
+// layers go to OnLayer while they are written (see streams). The hand-off
+// (push's upload, which mostly waits on the network) runs outside the slot.
 func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 	u := a.units[i][j]
+	name := a.plan.Images[i].Name
+	handOff := func(err error) error {
+		return fmt.Errorf("image %s for %s: %w", name, platform.Format(u.platform), err)
+	}
 	var img v1.Image
-	work := func() (err error) {
-		img, err = a.build(ctx, i, j)
+	var st *streams
+	work := func(last bool) (err error) {
+		var follow func(*layer.Stream)
+		if last && a.opts.OnLayer != nil {
+			st = &streams{upload: func(l v1.Layer) error {
+				if err := a.opts.OnLayer(ctx, name, u.platform, l); err != nil {
+					return handOff(err)
+				}
+				return nil
+			}}
+			follow = st.follow
+		}
+		img, err = a.build(ctx, i, j, follow)
 		return err
 	}
 	var err error
 	if gated {
 		if a.acquire() {
-			err = lowPriority(work)
+			err = lowPriority(func() error { return work(false) })
 		} else {
-			err = work()
+			err = work(true)
 		}
 		a.release()
 	} else {
-		err = work()
+		err = work(true)
+	}
+	if st != nil {
+		err = st.end(err)
 	}
 	if err != nil {
 		return err
 	}
 	if a.opts.OnImage != nil {
-		if err := a.opts.OnImage(ctx, a.plan.Images[i].Name, u.platform, img); err != nil {
-			return fmt.Errorf("image %s for %s: %w", a.plan.Images[i].Name, platform.Format(u.platform), err)
+		if err := a.opts.OnImage(ctx, name, u.platform, img); err != nil {
+			return handOff(err)
 		}
 	}
 	return nil
 }
 
 // build assembles unit (i, j) and checks it, before any of its blobs
-// leaves the machine, and records both.
-func (a *assembler) build(ctx context.Context, i, j int) (v1.Image, error) {
+// leaves the machine (a streamed layer's upload commits only once its
+// Stream is allowed), and records both. follow, if set, receives each
+// layer written anew.
+func (a *assembler) build(ctx context.Context, i, j int, follow func(*layer.Stream)) (v1.Image, error) {
 	u := a.units[i][j]
-	img, err := assembleUnit(ctx, a.plan, u, a.bases, &a.flat, a.binDir, a.cache, a.opts, a.threads())
+	lopts := layer.Options{Threads: a.threads(), Follow: follow}
+	img, err := assembleUnit(ctx, a.plan, u, a.bases, &a.flat, a.binDir, a.cache, a.opts, lopts)
 	if err != nil {
 		return nil, fmt.Errorf("image %s for %s: %w", a.plan.Images[i].Name, platform.Format(u.platform), err)
 	}
@@ -222,7 +243,7 @@ func (a *assembler) checked(i int) func(v1.Hash, v1.Platform) ([]verify.Check, b
 // per COPY/ADD, then the manifest. On a base image, the Dockerfile sees the
 // base's directories and every layer's entries go where BuildKit would put
 // them on the base's filesystem (see onBase).
-func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat *flatBases, binDir string, cache *layer.Cache, opts Options, threads int) (v1.Image, error) {
+func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat *flatBases, binDir string, cache *layer.Cache, opts Options, lopts layer.Options) (v1.Image, error) {
 	im := plan.Images[u.image]
 	var baseCfg v1.Config
 	var baseFS *rootfs.FS
@@ -267,7 +288,8 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 			}
 		}
 		start := time.Now()
-		l, hit, err := cache.Write(ctx, entries, layer.Options{Epoch: opts.Meta.Created, Level: opts.CompressionLevel, Threads: threads})
+		lopts.Epoch, lopts.Level = opts.Meta.Created, opts.CompressionLevel
+		l, hit, err := cache.Write(ctx, entries, lopts)
 		if err != nil {
 			return nil, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
 		}

@@ -7,7 +7,11 @@
 // (coverage, architecture and, when the recipe names one, the GitLab image
 // contract) before anything is published. Each platform's image is
 // assembled and verified as soon as its binaries exist, while other
-// platforms still compile; the index-level checks run at the end.
+// platforms still compile (in job slots no compile needs, on a thread under
+// SCHED_IDLE); the index-level checks run at the end. Options.OnImage gets
+// each platform's image only after its checks passed; Options.OnLayer gets
+// the new layers of the platforms assembled once nothing compiles while
+// they are written, as streams that end only if the platform passes.
 //
 // The stage packages do not import each other; this package is the only
 // place that knows their order.

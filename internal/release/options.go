@@ -42,6 +42,15 @@ type Options struct {
 	// and has passed its checks, while other platforms may still compile (push uses it to send blobs
 	// early). Its error fails the build.
 	OnImage func(ctx context.Context, image string, p v1.Platform, img v1.Image) error
+	// OnLayer, if set, takes the new layers of the platforms the release
+	// waits on (assembled once nothing compiles) while they are written,
+	// each in a goroutine of its own, so push uploads them beside the
+	// compression. l's Compressed stream ends only once the platform has
+	// passed its checks, and fails otherwise; until Write has finished,
+	// l.Digest wraps go-containerregistry's stream.ErrNotComputed (see
+	// layer.Stream). OnImage runs after the platform's OnLayer calls have
+	// returned; an error of either fails the build.
+	OnLayer func(ctx context.Context, image string, p v1.Platform, l v1.Layer) error
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
 }
