@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,22 +82,34 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 		log.Info("pushed", "image", repos[i].String(), "digest", digest.String())
 	}
 
-	// Phase 2: every manifest is where we put it.
+	// Phase 2: every manifest is where we put it, asked all at once (a
+	// round trip each; on a real network they would add up).
+	var refs []name.Digest
 	for i, img := range images {
 		digests, err := manifestDigests(img.Index)
 		if err != nil {
 			return nil, err
 		}
 		for _, d := range digests {
-			ref := repos[i].Digest(d.String())
-			desc, err := remote.Head(ref, remoteOpts...)
-			if err != nil {
-				return nil, fmt.Errorf("check %s: %w", ref, imageref.Explain(err))
-			}
-			if desc.Digest != d {
-				return nil, fmt.Errorf("check %s: registry returned %s", ref, desc.Digest)
-			}
+			refs = append(refs, repos[i].Digest(d.String()))
 		}
+	}
+	checks, cctx := errgroup.WithContext(ctx)
+	checks.SetLimit(maxChecks)
+	for _, ref := range refs {
+		checks.Go(func() error {
+			desc, err := remote.Head(ref, append(slices.Clip(remoteOpts), remote.WithContext(cctx))...)
+			if err != nil {
+				return fmt.Errorf("check %s: %w", ref, imageref.Explain(err))
+			}
+			if desc.Digest.String() != ref.DigestStr() {
+				return fmt.Errorf("check %s: registry returned %s", ref, desc.Digest)
+			}
+			return nil
+		})
+	}
+	if err := checks.Wait(); err != nil {
+		return nil, err
 	}
 
 	// Phase 3: tags, in order.
@@ -126,6 +139,9 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 	}
 	return res, nil
 }
+
+// maxChecks bounds the manifest checks in flight before tagging.
+const maxChecks = 8
 
 // pushPlatforms pushes every image of idx by digest, jobs at a time.
 func pushPlatforms(ctx context.Context, pusher *remote.Pusher, repo name.Repository, idx v1.ImageIndex, jobs int, log *slog.Logger) error {
