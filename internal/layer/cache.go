@@ -83,6 +83,13 @@ func (c *Cache) lookup(keyFile, blobs string) (v1.Layer, bool) {
 	if err != nil {
 		return nil, false // the blob went away: write it again
 	}
+	// Blobs are written without fsync (see Write): one a crash or a full
+	// disk left short, zeroed or torn, or one changed since, no longer
+	// hashes to its name. It is written again instead of being shipped.
+	if !blobIntact(path, digest) {
+		_ = os.Remove(path)
+		return nil, false
+	}
 	// Used now: Prune keeps what recent runs used.
 	now := time.Now()
 	_ = os.Chtimes(keyFile, now, now)
@@ -114,6 +121,20 @@ func (c *Cache) Prune(maxAge time.Duration) (int64, error) {
 		}
 	}
 	return freed, nil
+}
+
+// blobIntact reports whether the file at path hashes to digest.
+func blobIntact(path string, digest v1.Hash) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return false
+	}
+	return hex.EncodeToString(h.Sum(nil)) == digest.Hex
 }
 
 func (c *Cache) record(keyFile string, l v1.Layer) error {

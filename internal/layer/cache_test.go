@@ -64,6 +64,35 @@ func TestCache(t *testing.T) {
 	assert.Equal(t, d1, d3)
 }
 
+// A cached blob that no longer hashes to its digest (written without
+// fsync, then a crash; or changed on disk) is not a hit: the layer is
+// written again, with the right bytes.
+func TestCacheRewritesCorruptBlob(t *testing.T) {
+	ctx := context.Background()
+	src := filepath.Join(t.TempDir(), "bin")
+	require.NoError(t, os.WriteFile(src, []byte("binary v1, long enough to matter"), 0o755))
+	entries := []Entry{{Path: "/usr/bin/x", Kind: File, Source: src, Mode: 0o755}}
+	opts := Options{Epoch: time.Unix(1700000000, 0)}
+	c := &Cache{Dir: t.TempDir()}
+	first, hit, err := c.Write(ctx, entries, opts)
+	require.NoError(t, err)
+	require.False(t, hit)
+	d, _ := first.Digest()
+	size, _ := first.Size()
+	blob := BlobPath(filepath.Join(c.Dir, "blobs"), d)
+	require.NoError(t, os.WriteFile(blob, make([]byte, size), 0o644)) // what a crash can leave: zeros, same size
+
+	again, hit, err := c.Write(ctx, entries, opts)
+	require.NoError(t, err)
+	assert.False(t, hit, "a zeroed blob is no hit")
+	d2, _ := again.Digest()
+	assert.Equal(t, d, d2)
+	assert.True(t, blobIntact(blob, d), "the blob was written again")
+	_, hit, err = c.Write(ctx, entries, opts)
+	require.NoError(t, err)
+	assert.True(t, hit)
+}
+
 func TestCachePrune(t *testing.T) {
 	ctx := context.Background()
 	c := &Cache{Dir: t.TempDir()}
