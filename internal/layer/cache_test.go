@@ -12,13 +12,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// cacheSetup is an empty cache and one executable entry whose source file
+// holds content.
+func cacheSetup(t *testing.T, content string) (src string, entries []Entry, opts Options, c *Cache) {
+	src = filepath.Join(t.TempDir(), "bin")
+	require.NoError(t, os.WriteFile(src, []byte(content), 0o755))
+	entries = []Entry{{Path: "/usr/bin/x", Kind: File, Source: src, Mode: 0o755}}
+	return src, entries, Options{Epoch: time.Unix(1700000000, 0)}, &Cache{Dir: t.TempDir()}
+}
+
 func TestCache(t *testing.T) {
 	ctx := context.Background()
-	src := filepath.Join(t.TempDir(), "bin")
-	require.NoError(t, os.WriteFile(src, []byte("binary v1"), 0o755))
-	entries := []Entry{{Path: "/usr/bin/x", Kind: File, Source: src, Mode: 0o755}}
-	opts := Options{Epoch: time.Unix(1700000000, 0)}
-	c := &Cache{Dir: t.TempDir()}
+	src, entries, opts, c := cacheSetup(t, "binary v1")
 
 	first, hit, err := c.Write(ctx, entries, opts)
 	require.NoError(t, err)
@@ -69,11 +74,7 @@ func TestCache(t *testing.T) {
 // written again, with the right bytes.
 func TestCacheRewritesCorruptBlob(t *testing.T) {
 	ctx := context.Background()
-	src := filepath.Join(t.TempDir(), "bin")
-	require.NoError(t, os.WriteFile(src, []byte("binary v1, long enough to matter"), 0o755))
-	entries := []Entry{{Path: "/usr/bin/x", Kind: File, Source: src, Mode: 0o755}}
-	opts := Options{Epoch: time.Unix(1700000000, 0)}
-	c := &Cache{Dir: t.TempDir()}
+	_, entries, opts, c := cacheSetup(t, "binary v1, long enough to matter")
 	first, hit, err := c.Write(ctx, entries, opts)
 	require.NoError(t, err)
 	require.False(t, hit)
