@@ -10,6 +10,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 )
@@ -23,6 +24,9 @@ type Uploader struct {
 	pusher *remote.Pusher
 	log    *slog.Logger
 }
+
+// maxBlobUploads bounds the blobs of one image in flight at once.
+const maxBlobUploads = 4
 
 // NewUploader makes an Uploader for the registries opts reaches.
 func NewUploader(opts RegistryOptions) (*Uploader, error) {
@@ -49,11 +53,22 @@ func (u *Uploader) Image(ctx context.Context, r name.Repository, img v1.Image) e
 		return err
 	}
 	start := time.Now()
+	// Each blob costs a round trip or more even when the registry has it
+	// (HEAD, mount): they go out together, as go-containerregistry's own
+	// image push does.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(maxBlobUploads)
 	for _, l := range append(layers, cfg) {
-		if err := u.pusher.Upload(ctx, r, l); err != nil {
-			d, _ := l.Digest()
-			return fmt.Errorf("upload %s@%s: %w", r, d, imageref.Explain(err))
-		}
+		g.Go(func() error {
+			if err := u.pusher.Upload(gctx, r, l); err != nil {
+				d, _ := l.Digest()
+				return fmt.Errorf("upload %s@%s: %w", r, d, imageref.Explain(err))
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	d, _ := img.Digest()
 	u.log.Info("blobs uploaded", "repository", r.String(), "image", d.String(), "duration", time.Since(start).Round(time.Millisecond))
