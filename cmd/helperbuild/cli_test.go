@@ -91,6 +91,8 @@ func TestPushConfigFree(t *testing.T) {
 		"--ldflags", "-X main.version={{.Version}}", "--version", "v1.2.3", "--metadata-file", meta, "./cmd/hello"}
 	code, stdout, stderr := run(t, baseEnv(), args...)
 	require.Equal(t, 0, code, stderr)
+	// The platform linked last went up while its layer was written.
+	assert.Contains(t, stderr, "layer uploaded while written")
 
 	ref, err := name.ParseReference(host + "/group/hello:v1.2.3")
 	require.NoError(t, err)
