@@ -125,16 +125,8 @@ func (c *Cache) Prune(maxAge time.Duration) (int64, error) {
 
 // blobIntact reports whether the file at path hashes to digest.
 func blobIntact(path string, digest v1.Hash) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return false
-	}
-	return hex.EncodeToString(h.Sum(nil)) == digest.Hex
+	sum, _, err := sha256File(path)
+	return err == nil && hex.EncodeToString(sum) == digest.Hex
 }
 
 func (c *Cache) record(keyFile string, l v1.Layer) error {
@@ -193,17 +185,26 @@ func cacheKey(ctx context.Context, entries []Entry, opts Options) (string, error
 }
 
 func hashFile(h hash.Hash, path string) error {
-	f, err := os.Open(path)
+	sum, n, err := sha256File(path)
 	if err != nil {
 		return fmt.Errorf("layer source: %w", err)
 	}
-	defer f.Close()
-	sum := sha256.New()
-	n, err := io.Copy(sum, f)
-	if err != nil {
-		return fmt.Errorf("layer source %s: %w", path, err)
-	}
 	io.WriteString(h, strconv.FormatInt(n, 10)+":")
-	h.Write(sum.Sum(nil))
+	h.Write(sum)
 	return nil
+}
+
+// sha256File returns the sha256 and the length of the file at path.
+func sha256File(path string) ([]byte, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return h.Sum(nil), n, nil
 }
