@@ -157,35 +157,31 @@ func (a *assembler) rest(ctx context.Context) error {
 func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 	u := a.units[i][j]
 	name := a.plan.Images[i].Name
-	handOff := func(err error) error {
-		return fmt.Errorf("image %s for %s: %w", name, platform.Format(u.platform), err)
+	compiling := false
+	if gated {
+		compiling = a.acquire()
+	}
+	var st *streams
+	var follow func(*layer.Stream)
+	if !compiling && a.opts.OnLayer != nil {
+		st = &streams{upload: func(l v1.Layer) error {
+			return a.unitErr(i, j, a.opts.OnLayer(ctx, name, u.platform, l))
+		}}
+		follow = st.follow
 	}
 	var img v1.Image
-	var st *streams
-	work := func(last bool) (err error) {
-		var follow func(*layer.Stream)
-		if last && a.opts.OnLayer != nil {
-			st = &streams{upload: func(l v1.Layer) error {
-				if err := a.opts.OnLayer(ctx, name, u.platform, l); err != nil {
-					return handOff(err)
-				}
-				return nil
-			}}
-			follow = st.follow
-		}
+	work := func() (err error) {
 		img, err = a.build(ctx, i, j, follow)
 		return err
 	}
 	var err error
-	if gated {
-		if a.acquire() {
-			err = lowPriority(func() error { return work(false) })
-		} else {
-			err = work(true)
-		}
-		a.release()
+	if compiling {
+		err = lowPriority(work)
 	} else {
-		err = work(true)
+		err = work()
+	}
+	if gated {
+		a.release()
 	}
 	if st != nil {
 		err = st.end(err)
@@ -194,11 +190,17 @@ func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 		return err
 	}
 	if a.opts.OnImage != nil {
-		if err := a.opts.OnImage(ctx, name, u.platform, img); err != nil {
-			return handOff(err)
-		}
+		return a.unitErr(i, j, a.opts.OnImage(ctx, name, u.platform, img))
 	}
 	return nil
+}
+
+// unitErr names unit (i, j) in err; nil stays nil.
+func (a *assembler) unitErr(i, j int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("image %s for %s: %w", a.plan.Images[i].Name, platform.Format(a.units[i][j].platform), err)
 }
 
 // build assembles unit (i, j) and checks it, before any of its blobs
@@ -210,7 +212,7 @@ func (a *assembler) build(ctx context.Context, i, j int, follow func(*layer.Stre
 	lopts := layer.Options{Threads: a.threads(), Follow: follow}
 	img, err := assembleUnit(ctx, a.plan, u, a.bases, &a.flat, a.binDir, a.cache, a.opts, lopts)
 	if err != nil {
-		return nil, fmt.Errorf("image %s for %s: %w", a.plan.Images[i].Name, platform.Format(u.platform), err)
+		return nil, a.unitErr(i, j, err)
 	}
 	checks, err := verifyPlatform(ctx, a.plan.Images[i].Name, a.plan.Images[i].Contract, u.platform, img, a.opts)
 	if err != nil {
