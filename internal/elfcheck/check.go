@@ -11,40 +11,6 @@ import (
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
-// arch is what the ELF header of a Linux executable for one GOARCH holds.
-type arch struct {
-	goarch  string
-	class   elf.Class
-	data    elf.Data
-	machine elf.Machine
-}
-
-// arches lists every GOARCH of platform.GoEnv's Linux ports.
-var arches = []arch{
-	{"amd64", elf.ELFCLASS64, elf.ELFDATA2LSB, elf.EM_X86_64},
-	{"386", elf.ELFCLASS32, elf.ELFDATA2LSB, elf.EM_386},
-	{"arm64", elf.ELFCLASS64, elf.ELFDATA2LSB, elf.EM_AARCH64},
-	{"arm", elf.ELFCLASS32, elf.ELFDATA2LSB, elf.EM_ARM},
-	{"ppc64le", elf.ELFCLASS64, elf.ELFDATA2LSB, elf.EM_PPC64},
-	{"ppc64", elf.ELFCLASS64, elf.ELFDATA2MSB, elf.EM_PPC64},
-	{"s390x", elf.ELFCLASS64, elf.ELFDATA2MSB, elf.EM_S390},
-	{"riscv64", elf.ELFCLASS64, elf.ELFDATA2LSB, elf.EM_RISCV},
-	{"loong64", elf.ELFCLASS64, elf.ELFDATA2LSB, elf.EM_LOONGARCH},
-	{"mips", elf.ELFCLASS32, elf.ELFDATA2MSB, elf.EM_MIPS},
-	{"mipsle", elf.ELFCLASS32, elf.ELFDATA2LSB, elf.EM_MIPS},
-	{"mips64", elf.ELFCLASS64, elf.ELFDATA2MSB, elf.EM_MIPS},
-	{"mips64le", elf.ELFCLASS64, elf.ELFDATA2LSB, elf.EM_MIPS},
-}
-
-func archOf(goarch string) (arch, bool) {
-	for _, a := range arches {
-		if a.goarch == goarch {
-			return a, true
-		}
-	}
-	return arch{}, false
-}
-
 // MismatchError says that a binary is not for the platform it was checked
 // against.
 type MismatchError struct {
@@ -85,15 +51,15 @@ func mismatch(h header, want v1.Platform, reason string) *MismatchError {
 // [ErrNotELF]; a platform elfcheck knows nothing about is a plain error.
 func Check(r io.ReaderAt, p v1.Platform) error {
 	want := platform.Normalize(p)
-	exp, ok := archOf(want.Architecture)
-	if !ok || want.OS != "linux" {
+	exp, ok := platform.ELFOf(want)
+	if !ok {
 		return fmt.Errorf("no ELF expectations for platform %s (elfcheck knows the Linux ports of Go)", platform.Format(want))
 	}
 	h, err := readHeader(r)
 	if err != nil {
 		return err
 	}
-	if h.class != exp.class || h.data != exp.data || h.machine != exp.machine || osName(h.osabi) != want.OS {
+	if h.elf() != exp || osName(h.osabi) != want.OS {
 		return mismatch(h, want, "")
 	}
 	if h.machine != elf.EM_ARM {

@@ -63,18 +63,7 @@ func GoInfo(r io.ReaderAt) (*GoBuild, bool, error) {
 // arm/v7, GOAMD64=v1 plain amd64, GOAMD64=v3 amd64/v3. Settings that were not
 // recorded leave their field empty.
 func (g *GoBuild) Platform() v1.Platform {
-	p := v1.Platform{OS: g.GOOS, Architecture: g.GOARCH}
-	switch g.GOARCH {
-	case "arm":
-		if level, _, _ := strings.Cut(g.GOARM, ","); level != "" {
-			p.Variant = "v" + level
-		}
-	case "amd64":
-		if g.GOAMD64 != "v1" {
-			p.Variant = g.GOAMD64
-		}
-	}
-	return p
+	return platform.FromGoBuild(g.GOOS, g.GOARCH, g.GOARM, g.GOAMD64)
 }
 
 // settings prints the recorded settings that select a platform.

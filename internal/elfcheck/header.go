@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
 // ErrNotELF is wrapped by every error about input that is not an ELF file
@@ -163,23 +165,27 @@ func PlatformOf(r io.ReaderAt) (v1.Platform, error) {
 	return p, nil
 }
 
-// platform maps h onto an OS/architecture using the table in arch.go.
+// elf is the part of h that tells the architecture.
+func (h header) elf() platform.ELF {
+	return platform.ELF{Class: h.class, Data: h.data, Machine: h.machine}
+}
+
+// platform maps h onto an OS/architecture using platform's port table.
 func (h header) platform() (v1.Platform, bool) {
-	for _, a := range arches {
-		if a.class == h.class && a.data == h.data && a.machine == h.machine {
-			p := v1.Platform{OS: osName(h.osabi), Architecture: a.goarch}
-			if h.machine == elf.EM_ARM {
-				switch {
-				case h.flags&armABIFloatHard != 0:
-					p.Variant = "v7"
-				case h.flags&armABIFloatSoft != 0:
-					p.Variant = "v5"
-				}
-			}
-			return p, true
+	arch, ok := platform.ArchOfELF(h.elf())
+	if !ok {
+		return v1.Platform{}, false
+	}
+	p := v1.Platform{OS: osName(h.osabi), Architecture: arch}
+	if h.machine == elf.EM_ARM {
+		switch {
+		case h.flags&armABIFloatHard != 0:
+			p.Variant = "v7"
+		case h.flags&armABIFloatSoft != 0:
+			p.Variant = "v5"
 		}
 	}
-	return v1.Platform{}, false
+	return p, true
 }
 
 // machineName is the short human name of m.

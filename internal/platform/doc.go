@@ -1,9 +1,17 @@
 // Package platform turns user-written platform specifiers ("linux/arm/v7") into
-// normalised OCI platforms and maps them onto the Go toolchain's environment.
+// normalised OCI platforms, and is the one home of what helperbuild knows about
+// Go's Linux ports.
 //
 // Parsing is strict: os/arch[/variant] is required, because containerd's parser
 // would silently fill a missing part from the host. Normalisation follows
 // containerd/platforms ("linux/arm" is linux/arm/v7, "linux/arm64/v8" is
 // linux/arm64, "linux/amd64/v1" is linux/amd64), so two spellings of the same
 // platform always compare equal and always print the same.
+//
+// The port table answers, per architecture: whether Go builds it for a
+// container image (Known, Buildable), the toolchain variables that select it
+// (GoEnv: GOOS, GOARCH, GOARM for arm variants, GOAMD64 for amd64 levels;
+// FromGoBuild reads them back from a binary's build settings), what the ELF header of its executables
+// holds (ELFOf, ArchOfELF) and qemu-user's name for it (QemuArch). Other
+// packages ask here instead of keeping their own tables.
 package platform

@@ -2,49 +2,10 @@ package platform
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
-
-// goPorts is the set of GOOS/GOARCH pairs helperbuild builds container images
-// for: the Linux ports of `go tool dist list` that have container runtimes.
-var goPorts = map[string]bool{
-	"linux/386": true, "linux/amd64": true, "linux/arm": true, "linux/arm64": true,
-	"linux/loong64": true, "linux/mips": true, "linux/mipsle": true, "linux/mips64": true,
-	"linux/mips64le": true, "linux/ppc64": true, "linux/ppc64le": true,
-	"linux/riscv64": true, "linux/s390x": true,
-}
-
-// variants lists the variants GoEnv maps for an architecture; "" is none.
-var variants = map[string][]string{
-	"arm":   {"v5", "v6", "v7"},
-	"amd64": {"", "v2", "v3", "v4"},
-}
-
-// Known lists every platform GoEnv accepts, variants included, sorted: for
-// callers that must name something per platform before they know which
-// platforms a base offers.
-func Known() []v1.Platform {
-	ports := make([]string, 0, len(goPorts))
-	for p := range goPorts {
-		ports = append(ports, p)
-	}
-	sort.Strings(ports)
-	var out []v1.Platform
-	for _, port := range ports {
-		osName, arch, _ := strings.Cut(port, "/")
-		vs, ok := variants[arch]
-		if !ok {
-			vs = []string{""}
-		}
-		for _, v := range vs {
-			out = append(out, v1.Platform{OS: osName, Architecture: arch, Variant: v})
-		}
-	}
-	return out
-}
 
 // Buildable reports whether Go can cross-compile for p.
 func Buildable(p v1.Platform) bool {
@@ -57,7 +18,7 @@ func Buildable(p v1.Platform) bool {
 // the environment of `go build` so nothing inherited can override them.
 func GoEnv(p v1.Platform) ([]string, error) {
 	p = Normalize(p)
-	if !goPorts[p.OS+"/"+p.Architecture] {
+	if _, ok := portOf(p); !ok {
 		return nil, fmt.Errorf("Go cannot build %s for a container image (supported: linux/amd64, linux/arm64, linux/arm/v6, linux/arm/v7, linux/ppc64le, linux/s390x, linux/riscv64, linux/386, ...)", Format(p))
 	}
 	env := []string{"GOOS=" + p.OS, "GOARCH=" + p.Architecture}
@@ -88,4 +49,25 @@ func GoEnv(p v1.Platform) ([]string, error) {
 		}
 	}
 	return env, nil
+}
+
+// FromGoBuild is the platform a Go binary was built for, from the build
+// settings it records (GOOS, GOARCH, GOARM, GOAMD64; "" where not recorded):
+// GOARM=6 is arm/v6 and GOARM=7 arm/v7 (a float mode such as "7,softfloat"
+// does not change it), GOAMD64=v1 is plain amd64 and GOAMD64=v3 amd64/v3. It
+// is GoEnv read backwards; a setting that was not recorded leaves the field
+// empty.
+func FromGoBuild(goos, goarch, goarm, goamd64 string) v1.Platform {
+	p := v1.Platform{OS: goos, Architecture: goarch}
+	switch goarch {
+	case "arm":
+		if level, _, _ := strings.Cut(goarm, ","); level != "" {
+			p.Variant = "v" + level
+		}
+	case "amd64":
+		if goamd64 != "v1" {
+			p.Variant = goamd64
+		}
+	}
+	return p
 }
