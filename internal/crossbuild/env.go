@@ -9,20 +9,11 @@ import (
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
-// targetVars are the variables that choose what the go command builds for.
-// Env drops inherited values so only the platform's own reach `go build`:
-// a GOPPC64=power10 or GOARM64=v9.0 left in CI would otherwise silently raise
-// the baseline of an image that claims plain linux/ppc64le or linux/arm64.
-var targetVars = map[string]bool{
-	"GOOS": true, "GOARCH": true,
-	"GO386": true, "GOAMD64": true, "GOARM": true, "GOARM64": true,
-	"GOMIPS": true, "GOMIPS64": true, "GOPPC64": true, "GORISCV64": true, "GOWASM": true,
-}
-
-// Env returns the environment for building p: base without any GOOS, GOARCH
-// or per-architecture variable (GOARM, GOAMD64, GO386, GOARM64, GOPPC64, ...),
-// then CGO_ENABLED=0 unless base sets CGO_ENABLED, then platform.GoEnv(p)
-// last. base is not modified.
+// Env returns the environment for building p: base without any variable
+// that chooses the target (platform.IsTargetVar: GOOS, GOARCH, GOARM,
+// GOAMD64, GO386, GOARM64, GOPPC64, ...), so only the platform's own reach
+// `go build`, then CGO_ENABLED=0 unless base sets CGO_ENABLED, then
+// platform.GoEnv(p) last. base is not modified.
 func Env(base []string, p v1.Platform) ([]string, error) {
 	goenv, err := platform.GoEnv(p)
 	if err != nil {
@@ -32,7 +23,7 @@ func Env(base []string, p v1.Platform) ([]string, error) {
 	cgoSet := false
 	for _, kv := range base {
 		name, _, _ := strings.Cut(kv, "=")
-		if targetVars[name] {
+		if platform.IsTargetVar(name) {
 			continue
 		}
 		if name == "CGO_ENABLED" {

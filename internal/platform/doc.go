@@ -11,7 +11,8 @@
 // The port table answers, per architecture: whether Go builds it for a
 // container image (Known, Buildable), the toolchain variables that select it
 // (GoEnv: GOOS, GOARCH, GOARM for arm variants, GOAMD64 for amd64 levels;
-// FromGoBuild reads them back from a binary's build settings), what the ELF header of its executables
+// FromGoBuild reads them back from a binary's build settings), which variables
+// only GoEnv may set (IsTargetVar), what the ELF header of its executables
 // holds (ELFOf, ArchOfELF) and qemu-user's name for it (QemuArch). Other
 // packages ask here instead of keeping their own tables.
 package platform

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -49,6 +50,24 @@ func GoEnv(p v1.Platform) ([]string, error) {
 		}
 	}
 	return env, nil
+}
+
+// targetVars are the variables that choose what the go command builds for:
+// GOOS, GOARCH and every per-architecture baseline. Only GoEnv's values may
+// reach `go build`; a GOPPC64=power10 or GOARM64=v9.0 left in CI would
+// otherwise silently raise the baseline of an image that claims plain
+// linux/ppc64le or linux/arm64.
+var targetVars = []string{
+	"GOOS", "GOARCH",
+	"GO386", "GOAMD64", "GOARM", "GOARM64",
+	"GOMIPS", "GOMIPS64", "GOPPC64", "GORISCV64", "GOWASM",
+}
+
+// IsTargetVar reports whether the environment variable name chooses what
+// the go command builds for (GOOS, GOARCH, GOARM, GOAMD64, GOPPC64, ...): a
+// variable only GoEnv may set.
+func IsTargetVar(name string) bool {
+	return slices.Contains(targetVars, name)
 }
 
 // FromGoBuild is the platform a Go binary was built for, from the build

@@ -96,6 +96,24 @@ func TestKnownIsSorted(t *testing.T) {
 	assert.Len(t, known, 18, "13 ports, amd64 with 3 more levels and arm with 3 variants for 1")
 }
 
+func TestIsTargetVar(t *testing.T) {
+	for _, name := range []string{"GOOS", "GOARCH", "GOARM", "GOAMD64", "GO386", "GOARM64", "GOMIPS", "GOMIPS64", "GOPPC64", "GORISCV64", "GOWASM"} {
+		assert.True(t, IsTargetVar(name), name)
+	}
+	for _, name := range []string{"CGO_ENABLED", "GOFLAGS", "GOPATH", "goarch", "GOARCH ", ""} {
+		assert.False(t, IsTargetVar(name), name)
+	}
+	// Every variable GoEnv sets is one that nothing else may set.
+	for _, p := range Known() {
+		env, err := GoEnv(p)
+		require.NoError(t, err)
+		for _, kv := range env {
+			name, _, _ := strings.Cut(kv, "=")
+			assert.True(t, IsTargetVar(name), "%s sets %s", Format(p), name)
+		}
+	}
+}
+
 func TestFromGoBuild(t *testing.T) {
 	tests := []struct {
 		goos, goarch, goarm, goamd64 string

@@ -97,6 +97,7 @@ func TestParseErrors(t *testing.T) {
 		{"flag -ldflags", strings.Replace(minimal, "[-trimpath]", "[--ldflags=-w]", 1), `helperbuild.yaml:3: build.flags[0]: "--ldflags=-w": use build.ldflags`},
 		{"env not kv", strings.Replace(minimal, "  flags: [-trimpath]\n", "  env:\n    - GOFLAGS\n", 1), `helperbuild.yaml:4: build.env[0]: "GOFLAGS": want KEY=VALUE`},
 		{"env platform key", strings.Replace(minimal, "  flags: [-trimpath]\n", "  env: [CGO_ENABLED=0, GOARCH=arm]\n", 1), `helperbuild.yaml:3: build.env[1]: GOARCH is set per platform; choose platforms instead`},
+		{"env GOWASM, which crossbuild drops too", strings.Replace(minimal, "  flags: [-trimpath]\n", "  env: [GOWASM=satconv]\n", 1), `helperbuild.yaml:3: build.env[0]: GOWASM is set per platform; choose platforms instead`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,10 +22,6 @@ var (
 	envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
-// platformEnv are the variables helperbuild sets per platform; build.env may
-// not set them.
-var platformEnv = []string{"GOOS", "GOARCH", "GOARM", "GOAMD64", "GO386", "GOARM64", "GOMIPS", "GOMIPS64", "GOPPC64", "GORISCV64"}
-
 // fill checks raw and copies it into c.
 func (c *Config) fill(raw *rawConfig) error {
 	var err error
@@ -95,7 +91,7 @@ func (c *Config) fillBuild(b rawBuild) error {
 		if !ok || !envKeyRE.MatchString(key) {
 			return c.errorf(at(p), "%s: %q: want KEY=VALUE", p, kv)
 		}
-		if slices.Contains(platformEnv, key) {
+		if platform.IsTargetVar(key) {
 			return c.errorf(at(p), "%s: %s is set per platform; choose platforms instead", p, key)
 		}
 		if err := checkTemplate(p, kv); err != nil {
