@@ -2,12 +2,13 @@ package dockerfile
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/containerd/platforms"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
 // Target is what one build is for.
@@ -21,7 +22,7 @@ type Target struct {
 type Stage struct {
 	Base     string      // expanded FROM reference, "scratch" for scratch
 	Name     string      // the stage name of "FROM ... AS name", or ""
-	Platform v1.Platform // the normalised target platform
+	Platform v1.Platform // the target platform, as platform.Normalize gives it
 	Line     int         // line of FROM
 
 	file   *File
@@ -36,12 +37,12 @@ type Stage struct {
 // arg and saying how to set it.
 func (f *File) Resolve(t Target) (*Stage, error) {
 	if t.Platform.OS == "" || t.Platform.Architecture == "" {
-		return nil, fmt.Errorf("%s: target platform %q needs an OS and an architecture, e.g. linux/arm64", f.name, formatPlatform(t.Platform))
+		return nil, fmt.Errorf("%s: target platform %q needs an OS and an architecture, e.g. linux/arm64", f.name, platform.Format(t.Platform))
 	}
-	tp := normalizePlatform(t.Platform)
+	tp := platform.Normalize(t.Platform)
 	bp := tp
 	if t.BuildPlatform.OS != "" || t.BuildPlatform.Architecture != "" {
-		bp = normalizePlatform(t.BuildPlatform)
+		bp = platform.Normalize(t.BuildPlatform)
 	}
 	global := automaticArgs(tp, bp, f.stage.Name, t.Args)
 	lex := f.newLex()
@@ -90,9 +91,9 @@ func (f *File) Resolve(t Target) (*Stage, error) {
 		if err != nil {
 			return nil, f.errorf(f.fromLine, "FROM --platform=%s: %s", f.stage.Platform, err)
 		}
-		if got := normalizePlatform(v1.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant}); !samePlatform(got, tp) {
+		if got := platform.Normalize(v1.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant}); !platform.Equal(got, tp) {
 			return nil, f.errorf(f.fromLine, "FROM --platform=%s is %s, but this build is for %s; helperbuild takes each platform's "+
-				"base from the same platform (drop --platform or use $TARGETPLATFORM)", f.stage.Platform, formatPlatform(got), formatPlatform(tp))
+				"base from the same platform (drop --platform or use $TARGETPLATFORM)", f.stage.Platform, platform.Format(got), platform.Format(tp))
 		}
 	}
 	return st, nil
@@ -136,12 +137,12 @@ func automaticArgs(tp, bp v1.Platform, stage string, overrides map[string]string
 	}
 	env := newEnvList(nil)
 	for _, kv := range [...][2]string{
-		{"BUILDPLATFORM", formatPlatform(bp)},
+		{"BUILDPLATFORM", platform.Format(bp)},
 		{"BUILDOS", bp.OS},
 		{"BUILDOSVERSION", bp.OSVersion},
 		{"BUILDARCH", bp.Architecture},
 		{"BUILDVARIANT", bp.Variant},
-		{"TARGETPLATFORM", formatPlatform(tp)},
+		{"TARGETPLATFORM", platform.Format(tp)},
 		{"TARGETOS", tp.OS},
 		{"TARGETOSVERSION", tp.OSVersion},
 		{"TARGETARCH", tp.Architecture},
@@ -155,24 +156,4 @@ func automaticArgs(tp, bp v1.Platform, stage string, overrides map[string]string
 		env.set(kv[0], v)
 	}
 	return env
-}
-
-// normalizePlatform normalises the way buildx does: linux/arm is
-// linux/arm/v7, linux/arm64 carries no variant, linux/amd64/v1 is linux/amd64.
-func normalizePlatform(p v1.Platform) v1.Platform {
-	n := platforms.Normalize(platforms.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant, OSVersion: p.OSVersion})
-	return v1.Platform{OS: n.OS, Architecture: n.Architecture, Variant: n.Variant, OSVersion: n.OSVersion, OSFeatures: slices.Clone(p.OSFeatures)}
-}
-
-func samePlatform(a, b v1.Platform) bool {
-	return a.OS == b.OS && a.Architecture == b.Architecture && a.Variant == b.Variant
-}
-
-// formatPlatform prints os/arch[/variant], as containerd's Format.
-func formatPlatform(p v1.Platform) string {
-	s := p.OS + "/" + p.Architecture
-	if p.Variant != "" {
-		s += "/" + p.Variant
-	}
-	return s
 }

@@ -7,6 +7,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
 func TestResolveAutomaticArgs(t *testing.T) {
@@ -38,7 +40,7 @@ func TestResolveAutomaticArgs(t *testing.T) {
 			st, err := mustParse(t, text).Resolve(Target{Platform: tt.target, BuildPlatform: tt.build})
 			require.NoError(t, err)
 			assert.Equal(t, tt.base, st.Base)
-			assert.Equal(t, normalizePlatform(tt.target), st.Platform)
+			assert.Equal(t, platform.Normalize(tt.target), st.Platform)
 			assert.Equal(t, 1, st.Line)
 			res, err := st.Apply(v1.Config{}, Contexts{})
 			require.NoError(t, err)
