@@ -13,6 +13,7 @@ import (
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 
 	"github.com/helperbuild/helperbuild/internal/layer"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // copyOp is one expanded COPY or ADD.
@@ -226,7 +227,7 @@ func fileEntry(target, hostPath string, info fs.FileInfo, own owner) layer.Entry
 
 // perm keeps the permission and setuid/setgid/sticky bits of a mode.
 func perm(m fs.FileMode) fs.FileMode {
-	return m & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	return m & rootfs.ModeBits
 }
 
 // entrySet collects the entries of one step, one per path.

@@ -7,6 +7,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // parseOwner parses --chown (and USER, for directories WORKDIR creates):
@@ -54,16 +56,7 @@ func parseChmod(s string) (*fs.FileMode, error) {
 		return nil, fmt.Errorf("invalid chmod parameter %q: it should be an octal number between 0 and 07777 "+
 			"(symbolic modes such as u+x are not supported)", s)
 	}
-	m := fs.FileMode(n & 0o777)
-	if n&0o4000 != 0 {
-		m |= fs.ModeSetuid
-	}
-	if n&0o2000 != 0 {
-		m |= fs.ModeSetgid
-	}
-	if n&0o1000 != 0 {
-		m |= fs.ModeSticky
-	}
+	m := rootfs.FileMode(int64(n))
 	return &m, nil
 }
 

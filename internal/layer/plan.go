@@ -6,10 +6,9 @@ import (
 	"path"
 	"slices"
 	"strings"
-)
 
-// specialBits are the mode bits an Entry may carry besides the permissions.
-const specialBits = fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+	"github.com/helperbuild/helperbuild/internal/rootfs"
+)
 
 // plan validates entries and returns them in layer order: paths cleaned,
 // missing parent directories added (0755, 0:0), sorted so that parents come
@@ -76,7 +75,7 @@ func cleanPath(p string) (string, error) {
 
 // checkEntry validates everything but the path.
 func checkEntry(e Entry) error {
-	if e.Mode&^(fs.ModePerm|specialBits) != 0 {
+	if e.Mode&^rootfs.ModeBits != 0 {
 		return fmt.Errorf("mode %v has bits other than permissions and setuid/setgid/sticky", e.Mode)
 	}
 	if e.UID < 0 || e.GID < 0 {

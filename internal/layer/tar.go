@@ -5,10 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // copyBufferSize is the size of the one buffer a Write streams file contents
@@ -87,7 +88,7 @@ func (t *tarWriter) writeEntry(ctx context.Context, e Entry) error {
 func (t *tarWriter) header(e Entry) *tar.Header {
 	hdr := &tar.Header{
 		Name:    strings.TrimPrefix(e.Path, "/"),
-		Mode:    tarMode(e.Mode),
+		Mode:    rootfs.UnixMode(e.Mode),
 		Uid:     e.UID,
 		Gid:     e.GID,
 		ModTime: t.epoch,
@@ -104,22 +105,6 @@ func (t *tarWriter) header(e Entry) *tar.Header {
 		hdr.Linkname = e.Linkname
 	}
 	return hdr
-}
-
-// tarMode maps permission bits and fs.ModeSetuid/Setgid/Sticky onto the tar
-// mode field (c_ISUID 04000, c_ISGID 02000, c_ISVTX 01000).
-func tarMode(m fs.FileMode) int64 {
-	mode := int64(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		mode |= 0o4000
-	}
-	if m&fs.ModeSetgid != 0 {
-		mode |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		mode |= 0o1000
-	}
-	return mode
 }
 
 // copyN copies up to size bytes from src to dst through buf, checking ctx

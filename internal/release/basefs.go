@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"slices"
 	"strings"
@@ -64,9 +63,6 @@ func hasDir(base *rootfs.FS) func(string) bool {
 	}
 }
 
-// entryModeBits are the mode bits a layer.Entry may carry.
-const entryModeBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
-
 // onBase adapts one layer's entries to the base they go on, as BuildKit
 // does when it copies into the base's filesystem:
 //
@@ -119,7 +115,7 @@ func onBase(base *rootfs.FS, entries []layer.Entry) ([]layer.Entry, error) {
 				continue
 			}
 			at[d] = len(out)
-			out = append(out, layer.Entry{Path: d, Kind: layer.Dir, Mode: info.Mode & entryModeBits, UID: info.UID, GID: info.GID})
+			out = append(out, layer.Entry{Path: d, Kind: layer.Dir, Mode: info.Mode & rootfs.ModeBits, UID: info.UID, GID: info.GID})
 		}
 	}
 	return out, nil

@@ -19,6 +19,10 @@
 // first. A regular file's Info names its Source (layer and header number),
 // so ReadSources can stream back just the contents a caller needs.
 //
+// FileMode and UnixMode are helperbuild's one mapping between Unix mode bits
+// (tar headers, an octal --chmod: 04000 setuid, 02000 setgid, 01000 sticky)
+// and fs.FileMode; ModeBits are the bits either carries besides the type.
+//
 // An FS is safe for concurrent reads once built; Add must not run
 // concurrently with anything else.
 package rootfs

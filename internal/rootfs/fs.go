@@ -87,7 +87,7 @@ func (f *FS) Add(layer, seq int, hdr *tar.Header) {
 		return
 	}
 	n := &node{Info: Info{
-		Type: hdr.Typeflag, Mode: tarMode(hdr.Mode),
+		Type: hdr.Typeflag, Mode: FileMode(hdr.Mode),
 		UID: hdr.Uid, GID: hdr.Gid, Size: hdr.Size, Linkname: hdr.Linkname,
 		Source: Source{layer, seq},
 	}, layer: layer}
@@ -151,20 +151,4 @@ func hideLower(dir *node, layer int) {
 			hideLower(c, layer)
 		}
 	}
-}
-
-// tarMode converts tar's octal mode (c_ISUID 04000, c_ISGID 02000, c_ISVTX
-// 01000, permission bits) into fs.FileMode bits.
-func tarMode(m int64) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	if m&0o4000 != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if m&0o2000 != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if m&0o1000 != 0 {
-		mode |= fs.ModeSticky
-	}
-	return mode
 }
