@@ -11,7 +11,7 @@ import (
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
 
-	"github.com/helperbuild/helperbuild/internal/layer"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // historyComment is the comment buildx puts on every history entry of a Dockerfile build.
@@ -47,7 +47,7 @@ type Step struct {
 	// a layer (History.EmptyLayer false). It may be empty: buildx writes an
 	// empty layer for WORKDIR of a directory that exists. Parent
 	// directories are not listed.
-	Entries []layer.Entry
+	Entries []rootfs.Entry
 }
 
 // applier is the running state of one Apply.
@@ -239,13 +239,13 @@ func (a *applier) workdir(p string) error {
 		a.record("WORKDIR "+wd, nil)
 		return nil
 	}
-	entries := []layer.Entry{}
+	entries := []rootfs.Entry{}
 	if !a.isDir(wd) {
 		uid, gid, err := parseOwner(a.cfg.User)
 		if err != nil {
 			return fmt.Errorf("WORKDIR %s creates the directory owned by USER %s: %w; or create the directory in the base image", wd, a.cfg.User, err)
 		}
-		entries = append(entries, layer.Entry{Path: wd, Kind: layer.Dir, Mode: 0o755, UID: uid, GID: gid})
+		entries = append(entries, rootfs.Entry{Path: wd, Kind: rootfs.Dir, Mode: 0o755, UID: uid, GID: gid})
 	}
 	a.record("WORKDIR "+wd, entries)
 	a.dirs[wd] = true
@@ -291,10 +291,10 @@ func (a *applier) withShell(c instructions.ShellDependantCmdLine) []string {
 }
 
 // record appends a history step; entries non-nil means it has a layer.
-func (a *applier) record(createdBy string, entries []layer.Entry) {
+func (a *applier) record(createdBy string, entries []rootfs.Entry) {
 	for _, e := range entries {
 		for d := e.Path; d != "/"; d = path.Dir(d) {
-			if d != e.Path || e.Kind == layer.Dir {
+			if d != e.Path || e.Kind == rootfs.Dir {
 				a.dirs[d] = true
 			}
 		}

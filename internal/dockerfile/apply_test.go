@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/layer"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // history lists steps as "CreatedBy", with "[layer] " in front of those
@@ -168,8 +168,8 @@ func TestApplyScratch(t *testing.T) {
 }
 
 func TestApplyWorkdir(t *testing.T) {
-	dir := func(p string, uid, gid int) layer.Entry {
-		return layer.Entry{Path: p, Kind: layer.Dir, Mode: 0o755, UID: uid, GID: gid}
+	dir := func(p string, uid, gid int) rootfs.Entry {
+		return rootfs.Entry{Path: p, Kind: rootfs.Dir, Mode: 0o755, UID: uid, GID: gid}
 	}
 	tests := []struct {
 		name    string
@@ -179,7 +179,7 @@ func TestApplyWorkdir(t *testing.T) {
 		text    string
 		wd      string
 		steps   []string
-		entries [][]layer.Entry // of the steps with a layer, in order
+		entries [][]rootfs.Entry // of the steps with a layer, in order
 	}{
 		{
 			name: "scratch: every new directory is created",
@@ -188,7 +188,7 @@ func TestApplyWorkdir(t *testing.T) {
 			wd:   "/data",
 			steps: []string{"[layer] WORKDIR /app", "[layer] WORKDIR /app/sub", "[layer] WORKDIR /app/other", "WORKDIR /",
 				"[layer] WORKDIR /app", "ENV D=/data", "[layer] WORKDIR /data"},
-			entries: [][]layer.Entry{{dir("/app", 0, 0)}, {dir("/app/sub", 0, 0)}, {dir("/app/other", 0, 0)}, {}, {dir("/data", 0, 0)}},
+			entries: [][]rootfs.Entry{{dir("/app", 0, 0)}, {dir("/app/sub", 0, 0)}, {dir("/app/other", 0, 0)}, {}, {dir("/data", 0, 0)}},
 		},
 		{
 			name:    "owned by USER",
@@ -196,7 +196,7 @@ func TestApplyWorkdir(t *testing.T) {
 			text:    "USER 1000:2000\nWORKDIR /home/u\nUSER 7\nWORKDIR /w\nUSER root\nWORKDIR /r",
 			wd:      "/r",
 			steps:   []string{"USER 1000:2000", "[layer] WORKDIR /home/u", "USER 7", "[layer] WORKDIR /w", "USER root", "[layer] WORKDIR /r"},
-			entries: [][]layer.Entry{{dir("/home/u", 1000, 2000)}, {dir("/w", 7, 7)}, {dir("/r", 0, 0)}},
+			entries: [][]rootfs.Entry{{dir("/home/u", 1000, 2000)}, {dir("/w", 7, 7)}, {dir("/r", 0, 0)}},
 		},
 		{
 			name:    "standard directories of a base exist",
@@ -205,7 +205,7 @@ func TestApplyWorkdir(t *testing.T) {
 			text:    "WORKDIR /tmp\nWORKDIR /usr/local/bin\nWORKDIR /root\nWORKDIR rel",
 			wd:      "/root/rel",
 			steps:   []string{"[layer] WORKDIR /tmp", "[layer] WORKDIR /usr/local/bin", "[layer] WORKDIR /root", "[layer] WORKDIR /root/rel"},
-			entries: [][]layer.Entry{{}, {}, {}, {dir("/root/rel", 0, 0)}},
+			entries: [][]rootfs.Entry{{}, {}, {}, {dir("/root/rel", 0, 0)}},
 		},
 		{
 			name:    "BaseHasDir decides",
@@ -214,7 +214,7 @@ func TestApplyWorkdir(t *testing.T) {
 			text:    "WORKDIR /srv/app\nWORKDIR /tmp",
 			wd:      "/tmp",
 			steps:   []string{"[layer] WORKDIR /srv/app", "[layer] WORKDIR /tmp"},
-			entries: [][]layer.Entry{{}, {dir("/tmp", 0, 0)}},
+			entries: [][]rootfs.Entry{{}, {dir("/tmp", 0, 0)}},
 		},
 		{
 			name:    "a WORKDIR and its parents exist afterwards",
@@ -222,7 +222,7 @@ func TestApplyWorkdir(t *testing.T) {
 			text:    "WORKDIR /a/b\nWORKDIR /a",
 			wd:      "/a",
 			steps:   []string{"[layer] WORKDIR /a/b", "[layer] WORKDIR /a"},
-			entries: [][]layer.Entry{{dir("/a/b", 0, 0)}, {}},
+			entries: [][]rootfs.Entry{{dir("/a/b", 0, 0)}, {}},
 		},
 	}
 	for _, tt := range tests {
@@ -232,7 +232,7 @@ func TestApplyWorkdir(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.wd, res.Config.WorkingDir)
 			assert.Equal(t, tt.steps, history(t, res.Steps))
-			var entries [][]layer.Entry
+			var entries [][]rootfs.Entry
 			for _, s := range res.Steps {
 				if s.Entries != nil {
 					entries = append(entries, s.Entries)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 
-	"github.com/helperbuild/helperbuild/internal/layer"
 	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
@@ -173,7 +172,7 @@ func (a *applier) addDir(set *entrySet, dir string, mode fs.FileMode, own owner)
 	if dir == "/" || a.isDir(dir) {
 		return nil
 	}
-	return set.add(layer.Entry{Path: dir, Kind: layer.Dir, Mode: mode, UID: own.uid, GID: own.gid}, true)
+	return set.add(rootfs.Entry{Path: dir, Kind: rootfs.Dir, Mode: mode, UID: own.uid, GID: own.gid}, true)
 }
 
 // walkDir adds the contents of the host directory root under dest. Symlinks
@@ -195,10 +194,10 @@ func walkDir(set *entrySet, root, dest string, own owner) error {
 		if err != nil {
 			return err
 		}
-		var e layer.Entry
+		var e rootfs.Entry
 		switch {
 		case info.IsDir():
-			e = layer.Entry{Path: target, Kind: layer.Dir, Mode: perm(info.Mode()), UID: own.uid, GID: own.gid}
+			e = rootfs.Entry{Path: target, Kind: rootfs.Dir, Mode: perm(info.Mode()), UID: own.uid, GID: own.gid}
 			if own.chmod != nil {
 				e.Mode = *own.chmod
 			}
@@ -207,7 +206,7 @@ func walkDir(set *entrySet, root, dest string, own owner) error {
 			if err != nil {
 				return err
 			}
-			e = layer.Entry{Path: target, Kind: layer.Symlink, Linkname: link, Mode: fs.ModePerm, UID: own.uid, GID: own.gid}
+			e = rootfs.Entry{Path: target, Kind: rootfs.Symlink, Linkname: link, Mode: fs.ModePerm, UID: own.uid, GID: own.gid}
 		case info.Mode().IsRegular():
 			e = fileEntry(target, p, info, own)
 		default:
@@ -217,8 +216,8 @@ func walkDir(set *entrySet, root, dest string, own owner) error {
 	})
 }
 
-func fileEntry(target, hostPath string, info fs.FileInfo, own owner) layer.Entry {
-	e := layer.Entry{Path: target, Kind: layer.File, Source: hostPath, Mode: perm(info.Mode()), UID: own.uid, GID: own.gid}
+func fileEntry(target, hostPath string, info fs.FileInfo, own owner) rootfs.Entry {
+	e := rootfs.Entry{Path: target, Kind: rootfs.File, Source: hostPath, Mode: perm(info.Mode()), UID: own.uid, GID: own.gid}
 	if own.chmod != nil {
 		e.Mode = *own.chmod
 	}
@@ -232,14 +231,14 @@ func perm(m fs.FileMode) fs.FileMode {
 
 // entrySet collects the entries of one step, one per path.
 type entrySet struct {
-	entries []layer.Entry
+	entries []rootfs.Entry
 	index   map[string]int
 }
 
 // add adds e; a later file replaces an earlier one at the same path, as a
 // later copy overwrites. For a directory already present, keepDir keeps the
 // first (BuildKit leaves an existing destination's metadata alone).
-func (s *entrySet) add(e layer.Entry, keepDir bool) error {
+func (s *entrySet) add(e rootfs.Entry, keepDir bool) error {
 	i, ok := s.index[e.Path]
 	if !ok {
 		s.index[e.Path] = len(s.entries)
@@ -247,10 +246,10 @@ func (s *entrySet) add(e layer.Entry, keepDir bool) error {
 		return nil
 	}
 	old := s.entries[i]
-	if (old.Kind == layer.Dir) != (e.Kind == layer.Dir) {
+	if (old.Kind == rootfs.Dir) != (e.Kind == rootfs.Dir) {
 		return fmt.Errorf("%s would be both a directory and a file", e.Path)
 	}
-	if !(keepDir && old.Kind == layer.Dir) {
+	if !(keepDir && old.Kind == rootfs.Dir) {
 		s.entries[i] = e
 	}
 	return nil

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/layer"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // copyTree is the context most COPY tests read.
@@ -42,22 +42,24 @@ func copyTree(t *testing.T) string {
 func TestCopy(t *testing.T) {
 	ctxDir := copyTree(t)
 	src := func(p string) string { return filepath.Join(ctxDir, filepath.FromSlash(p)) }
-	file := func(p, from string, mode fs.FileMode) layer.Entry {
-		return layer.Entry{Path: p, Kind: layer.File, Source: src(from), Mode: mode}
+	file := func(p, from string, mode fs.FileMode) rootfs.Entry {
+		return rootfs.Entry{Path: p, Kind: rootfs.File, Source: src(from), Mode: mode}
 	}
-	dir := func(p string, mode fs.FileMode) layer.Entry { return layer.Entry{Path: p, Kind: layer.Dir, Mode: mode} }
-	link := func(p, to string) layer.Entry {
-		return layer.Entry{Path: p, Kind: layer.Symlink, Linkname: to, Mode: fs.ModePerm}
+	dir := func(p string, mode fs.FileMode) rootfs.Entry {
+		return rootfs.Entry{Path: p, Kind: rootfs.Dir, Mode: mode}
 	}
-	own := func(e layer.Entry, uid, gid int, mode fs.FileMode) layer.Entry {
+	link := func(p, to string) rootfs.Entry {
+		return rootfs.Entry{Path: p, Kind: rootfs.Symlink, Linkname: to, Mode: fs.ModePerm}
+	}
+	own := func(e rootfs.Entry, uid, gid int, mode fs.FileMode) rootfs.Entry {
 		e.UID, e.GID = uid, gid
 		if mode != 0 {
 			e.Mode = mode
 		}
 		return e
 	}
-	confTree := func(at string) []layer.Entry {
-		return []layer.Entry{dir(at, 0o755), file(at+"/a.conf", "conf/a.conf", 0o644), link(at+"/abs", "/etc/passwd"),
+	confTree := func(at string) []rootfs.Entry {
+		return []rootfs.Entry{dir(at, 0o755), file(at+"/a.conf", "conf/a.conf", 0o644), link(at+"/abs", "/etc/passwd"),
 			link(at+"/link", "a.conf"), dir(at+"/sub", 0o755), file(at+"/sub/b.conf", "conf/sub/b.conf", 0o600)}
 	}
 
@@ -67,60 +69,60 @@ func TestCopy(t *testing.T) {
 		text    string // after FROM
 		ctx     Contexts
 		steps   []string
-		entries []layer.Entry // of the last step
+		entries []rootfs.Entry // of the last step
 	}{
 		{name: "file to a file path", text: "COPY --from=c bin/app /usr/bin/helper",
 			steps:   []string{"[layer] COPY bin/app /usr/bin/helper # buildkit"},
-			entries: []layer.Entry{file("/usr/bin/helper", "bin/app", 0o755)}},
+			entries: []rootfs.Entry{file("/usr/bin/helper", "bin/app", 0o755)}},
 		{name: "file into a new directory", text: "COPY --from=c bin/tool /opt/bin/",
-			entries: []layer.Entry{dir("/opt/bin", 0o755), file("/opt/bin/tool", "bin/tool", 0o700)}},
+			entries: []rootfs.Entry{dir("/opt/bin", 0o755), file("/opt/bin/tool", "bin/tool", 0o700)}},
 		{name: "file into a standard directory written without slash", text: "COPY --from=c bin/app /usr/bin",
-			entries: []layer.Entry{file("/usr/bin/app", "bin/app", 0o755)}},
+			entries: []rootfs.Entry{file("/usr/bin/app", "bin/app", 0o755)}},
 		{name: "on scratch the same path is a file", from: "scratch", text: "COPY --from=c bin/app /usr/bin",
-			entries: []layer.Entry{file("/usr/bin", "bin/app", 0o755)}},
+			entries: []rootfs.Entry{file("/usr/bin", "bin/app", 0o755)}},
 		{name: "BaseHasDir", text: "COPY --from=c bin/app /srv", ctx: Contexts{BaseHasDir: func(p string) bool { return p == "/srv" }},
-			entries: []layer.Entry{file("/srv/app", "bin/app", 0o755)}},
+			entries: []rootfs.Entry{file("/srv/app", "bin/app", 0o755)}},
 		{name: "relative destinations follow WORKDIR", from: "scratch", text: "WORKDIR /w\nCOPY --from=c x.txt .\nCOPY --from=c y.txt rel/y\nCOPY --from=c z.md ..",
 			steps:   []string{"[layer] WORKDIR /w", "[layer] COPY x.txt . # buildkit", "[layer] COPY y.txt rel/y # buildkit", "[layer] COPY z.md .. # buildkit"},
-			entries: []layer.Entry{file("/z.md", "z.md", 0o644)}},
+			entries: []rootfs.Entry{file("/z.md", "z.md", 0o644)}},
 		{name: "several sources make a directory", text: "COPY --from=c x.txt y.txt /dst",
-			entries: []layer.Entry{dir("/dst", 0o755), file("/dst/x.txt", "x.txt", 0o644), file("/dst/y.txt", "y.txt", 0o644)}},
+			entries: []rootfs.Entry{dir("/dst", 0o755), file("/dst/x.txt", "x.txt", 0o644), file("/dst/y.txt", "y.txt", 0o644)}},
 		{name: "wildcard with several matches makes a directory", text: "COPY --from=c *.txt /dst",
-			entries: []layer.Entry{dir("/dst", 0o755), file("/dst/x.txt", "x.txt", 0o644), file("/dst/y.txt", "y.txt", 0o644)}},
+			entries: []rootfs.Entry{dir("/dst", 0o755), file("/dst/x.txt", "x.txt", 0o644), file("/dst/y.txt", "y.txt", 0o644)}},
 		{name: "wildcard with one match copies to the path", text: "COPY --from=c z.* /doc",
-			steps: []string{"[layer] COPY z.* /doc # buildkit"}, entries: []layer.Entry{file("/doc", "z.md", 0o644)}},
+			steps: []string{"[layer] COPY z.* /doc # buildkit"}, entries: []rootfs.Entry{file("/doc", "z.md", 0o644)}},
 		{name: "wildcards in directories", text: "COPY --from=c con?/*.conf */app /etc/app/",
-			entries: []layer.Entry{dir("/etc/app", 0o755), file("/etc/app/a.conf", "conf/a.conf", 0o644), file("/etc/app/app", "bin/app", 0o755)}},
+			entries: []rootfs.Entry{dir("/etc/app", 0o755), file("/etc/app/a.conf", "conf/a.conf", 0o644), file("/etc/app/app", "bin/app", 0o755)}},
 		{name: "a directory's contents, links kept", text: "COPY --from=c conf /etc/conf", entries: confTree("/etc/conf")},
 		{name: "a directory through a symlink", text: "COPY --from=c linkdir/ /etc/conf/", entries: confTree("/etc/conf")},
 		{name: "chown and chmod apply to all but links", text: "COPY --from=c --chown=1000:2000 --chmod=640 conf /c/",
 			steps: []string{"[layer] COPY --chown=1000:2000 --chmod=640 conf /c/ # buildkit"},
-			entries: []layer.Entry{own(dir("/c", 0), 1000, 2000, 0o640), own(file("/c/a.conf", "conf/a.conf", 0), 1000, 2000, 0o640),
+			entries: []rootfs.Entry{own(dir("/c", 0), 1000, 2000, 0o640), own(file("/c/a.conf", "conf/a.conf", 0), 1000, 2000, 0o640),
 				own(link("/c/abs", "/etc/passwd"), 1000, 2000, 0), own(link("/c/link", "a.conf"), 1000, 2000, 0),
 				own(dir("/c/sub", 0), 1000, 2000, 0o640), own(file("/c/sub/b.conf", "conf/sub/b.conf", 0), 1000, 2000, 0o640)}},
-		{name: "chown uid only", text: "COPY --from=c --chown=42 x.txt /x", entries: []layer.Entry{own(file("/x", "x.txt", 0o644), 42, 42, 0)}},
-		{name: "chown root names", text: "COPY --from=c --chown=root:root x.txt /x", entries: []layer.Entry{file("/x", "x.txt", 0o644)}},
-		{name: "a symlinked file is followed", text: "COPY --from=c chain /l", entries: []layer.Entry{file("/l", "bin/app", 0o755)}},
-		{name: "a symlink into a directory keeps its name", text: "COPY --from=c linkfile /d/", entries: []layer.Entry{dir("/d", 0o755), file("/d/linkfile", "bin/app", 0o755)}},
-		{name: "setuid kept", text: "COPY --from=c setuid /s", entries: []layer.Entry{file("/s", "setuid", 0o755|fs.ModeSetuid)}},
-		{name: "chmod with setuid and sticky", text: "COPY --from=c --chmod=5750 x.txt /s", entries: []layer.Entry{file("/s", "x.txt", 0o750|fs.ModeSetuid|fs.ModeSticky)}},
-		{name: "an empty directory", text: "COPY --from=c empty /e", entries: []layer.Entry{dir("/e", 0o750)}},
+		{name: "chown uid only", text: "COPY --from=c --chown=42 x.txt /x", entries: []rootfs.Entry{own(file("/x", "x.txt", 0o644), 42, 42, 0)}},
+		{name: "chown root names", text: "COPY --from=c --chown=root:root x.txt /x", entries: []rootfs.Entry{file("/x", "x.txt", 0o644)}},
+		{name: "a symlinked file is followed", text: "COPY --from=c chain /l", entries: []rootfs.Entry{file("/l", "bin/app", 0o755)}},
+		{name: "a symlink into a directory keeps its name", text: "COPY --from=c linkfile /d/", entries: []rootfs.Entry{dir("/d", 0o755), file("/d/linkfile", "bin/app", 0o755)}},
+		{name: "setuid kept", text: "COPY --from=c setuid /s", entries: []rootfs.Entry{file("/s", "setuid", 0o755|fs.ModeSetuid)}},
+		{name: "chmod with setuid and sticky", text: "COPY --from=c --chmod=5750 x.txt /s", entries: []rootfs.Entry{file("/s", "x.txt", 0o750|fs.ModeSetuid|fs.ModeSticky)}},
+		{name: "an empty directory", text: "COPY --from=c empty /e", entries: []rootfs.Entry{dir("/e", 0o750)}},
 		{name: "absolute and dotted sources stay in the context", text: "COPY --from=c /bin/./app ./bin/../x.txt /d/",
-			entries: []layer.Entry{dir("/d", 0o755), file("/d/app", "bin/app", 0o755), file("/d/x.txt", "x.txt", 0o644)}},
+			entries: []rootfs.Entry{dir("/d", 0o755), file("/d/app", "bin/app", 0o755), file("/d/x.txt", "x.txt", 0o644)}},
 		{name: "the same source twice is one entry", text: "COPY --from=c x.txt x.txt /d/",
-			entries: []layer.Entry{dir("/d", 0o755), file("/d/x.txt", "x.txt", 0o644)}},
+			entries: []rootfs.Entry{dir("/d", 0o755), file("/d/x.txt", "x.txt", 0o644)}},
 		{name: "a later source overwrites an earlier one", text: "COPY --from=c bin/app conf/a.conf linkdir/sub/../a.conf /d/",
-			entries: []layer.Entry{dir("/d", 0o755), file("/d/app", "bin/app", 0o755), file("/d/a.conf", "conf/a.conf", 0o644)}},
+			entries: []rootfs.Entry{dir("/d", 0o755), file("/d/app", "bin/app", 0o755), file("/d/a.conf", "conf/a.conf", 0o644)}},
 		{name: "directories copied earlier are known", from: "scratch", text: "COPY --from=c bin/app /opt/x/app\nCOPY --from=c x.txt /opt/x",
-			entries: []layer.Entry{file("/opt/x/x.txt", "x.txt", 0o644)}},
+			entries: []rootfs.Entry{file("/opt/x/x.txt", "x.txt", 0o644)}},
 		{name: "build context", text: "COPY x.txt /x\nADD y.txt /y", ctx: Contexts{Main: ctxDir},
 			steps:   []string{"[layer] COPY x.txt /x # buildkit", "[layer] ADD y.txt /y # buildkit"},
-			entries: []layer.Entry{file("/y", "y.txt", 0o644)}},
+			entries: []rootfs.Entry{file("/y", "y.txt", 0o644)}},
 		{name: "COPY --link is a plain copy", text: "COPY --link --from=c x.txt /x",
-			steps: []string{"[layer] COPY x.txt /x # buildkit"}, entries: []layer.Entry{file("/x", "x.txt", 0o644)}},
+			steps: []string{"[layer] COPY x.txt /x # buildkit"}, entries: []rootfs.Entry{file("/x", "x.txt", 0o644)}},
 		{name: "variables in sources and destination", text: "ARG TARGETARCH\nENV D=/dst\nCOPY --from=c ${TARGETARCH}.arch $D/",
 			steps:   []string{"ARG TARGETARCH=amd64", "ENV D=/dst", "[layer] COPY amd64.arch /dst/ # buildkit"},
-			entries: []layer.Entry{dir("/dst", 0o755), file("/dst/amd64.arch", "amd64.arch", 0o644)}},
+			entries: []rootfs.Entry{dir("/dst", 0o755), file("/dst/amd64.arch", "amd64.arch", 0o644)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -257,7 +259,7 @@ func TestCopyEscape(t *testing.T) {
 	ctxLabel := `context "c" (` + ctxDir + `)`
 	tests := []struct {
 		name, text, want string
-		entries          []layer.Entry
+		entries          []rootfs.Entry
 	}{
 		{name: "dot-dot is taken from the context root", text: "COPY --from=c ../outside.txt /x",
 			want: `COPY ../outside.txt: "outside.txt" not found in ` + ctxLabel + `; sources are relative to the context root and ".." cannot leave it`},
@@ -271,24 +273,24 @@ func TestCopyEscape(t *testing.T) {
 		{name: "a wildcard below a link out", text: "COPY --from=c parent/*.txt /x/", want: `symlink "parent" points to ".."`},
 		{name: "symlink loop", text: "COPY --from=c loop1 /x", want: `"loop1": too many levels of symbolic links`},
 		{name: "links in a copied directory are kept, not followed", text: "COPY --from=c . /c/",
-			entries: []layer.Entry{
-				{Path: "/c", Kind: layer.Dir, Mode: 0o755},
-				{Path: "/c/deep", Kind: layer.Dir, Mode: 0o755},
-				{Path: "/c/deep/up", Kind: layer.Symlink, Linkname: "../../outside.txt", Mode: fs.ModePerm},
-				{Path: "/c/inabs", Kind: layer.Symlink, Linkname: filepath.Join(ctxDir, "x.txt"), Mode: fs.ModePerm},
-				{Path: "/c/loop1", Kind: layer.Symlink, Linkname: "loop2", Mode: fs.ModePerm},
-				{Path: "/c/loop2", Kind: layer.Symlink, Linkname: "loop1", Mode: fs.ModePerm},
-				{Path: "/c/parent", Kind: layer.Symlink, Linkname: "..", Mode: fs.ModePerm},
-				{Path: "/c/passwd", Kind: layer.Symlink, Linkname: "/etc/passwd", Mode: fs.ModePerm},
-				{Path: "/c/sub", Kind: layer.Dir, Mode: 0o755},
-				{Path: "/c/sub/ok", Kind: layer.Symlink, Linkname: "../x.txt", Mode: fs.ModePerm},
-				{Path: "/c/up", Kind: layer.Symlink, Linkname: "../outside.txt", Mode: fs.ModePerm},
-				{Path: "/c/x.txt", Kind: layer.File, Source: filepath.Join(ctxDir, "x.txt"), Mode: 0o644},
+			entries: []rootfs.Entry{
+				{Path: "/c", Kind: rootfs.Dir, Mode: 0o755},
+				{Path: "/c/deep", Kind: rootfs.Dir, Mode: 0o755},
+				{Path: "/c/deep/up", Kind: rootfs.Symlink, Linkname: "../../outside.txt", Mode: fs.ModePerm},
+				{Path: "/c/inabs", Kind: rootfs.Symlink, Linkname: filepath.Join(ctxDir, "x.txt"), Mode: fs.ModePerm},
+				{Path: "/c/loop1", Kind: rootfs.Symlink, Linkname: "loop2", Mode: fs.ModePerm},
+				{Path: "/c/loop2", Kind: rootfs.Symlink, Linkname: "loop1", Mode: fs.ModePerm},
+				{Path: "/c/parent", Kind: rootfs.Symlink, Linkname: "..", Mode: fs.ModePerm},
+				{Path: "/c/passwd", Kind: rootfs.Symlink, Linkname: "/etc/passwd", Mode: fs.ModePerm},
+				{Path: "/c/sub", Kind: rootfs.Dir, Mode: 0o755},
+				{Path: "/c/sub/ok", Kind: rootfs.Symlink, Linkname: "../x.txt", Mode: fs.ModePerm},
+				{Path: "/c/up", Kind: rootfs.Symlink, Linkname: "../outside.txt", Mode: fs.ModePerm},
+				{Path: "/c/x.txt", Kind: rootfs.File, Source: filepath.Join(ctxDir, "x.txt"), Mode: 0o644},
 			}},
 		{name: "an absolute link back into the context is followed", text: "COPY --from=c inabs /x",
-			entries: []layer.Entry{{Path: "/x", Kind: layer.File, Source: filepath.Join(ctxDir, "x.txt"), Mode: 0o644}}},
+			entries: []rootfs.Entry{{Path: "/x", Kind: rootfs.File, Source: filepath.Join(ctxDir, "x.txt"), Mode: 0o644}}},
 		{name: "a relative link inside the context is followed", text: "COPY --from=c sub/ok /x",
-			entries: []layer.Entry{{Path: "/x", Kind: layer.File, Source: filepath.Join(ctxDir, "x.txt"), Mode: 0o644}}},
+			entries: []rootfs.Entry{{Path: "/x", Kind: rootfs.File, Source: filepath.Join(ctxDir, "x.txt"), Mode: 0o644}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -301,7 +303,7 @@ func TestCopyEscape(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.entries, res.Steps[0].Entries)
 			for _, e := range res.Steps[0].Entries {
-				if e.Kind == layer.File {
+				if e.Kind == rootfs.File {
 					assert.True(t, strings.HasPrefix(e.Source, ctxDir+string(filepath.Separator)), "source %s is inside the context", e.Source)
 				}
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/layer"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 func parseFile(t *testing.T, name, file string) *File {
@@ -62,8 +62,8 @@ func TestGitLabRunnerHelper(t *testing.T) {
 				"ARG TARGETARCH=" + tc.arch,
 				"[layer] COPY --chmod=755 gitlab-runner-helper.linux-" + tc.arch + " /usr/bin/gitlab-runner-helper # buildkit",
 			}, history(t, res.Steps))
-			assert.Equal(t, []layer.Entry{{
-				Path: "/usr/bin/gitlab-runner-helper", Kind: layer.File,
+			assert.Equal(t, []rootfs.Entry{{
+				Path: "/usr/bin/gitlab-runner-helper", Kind: rootfs.File,
 				Source: filepath.Join(bin, "gitlab-runner-helper.linux-"+tc.arch), Mode: 0o755,
 			}}, res.Steps[2].Entries)
 		})
@@ -118,9 +118,9 @@ func TestGitLabRunner(t *testing.T) {
 		"[layer] COPY --chmod=755 gitlab-runner-linux-s390x /usr/bin/gitlab-runner # buildkit",
 		"[layer] COPY --chmod=755 clear-docker-cache /usr/share/gitlab-runner/ # buildkit",
 	}, history(t, res.Steps))
-	assert.Equal(t, []layer.Entry{
-		{Path: "/usr/share/gitlab-runner", Kind: layer.Dir, Mode: 0o755},
-		{Path: "/usr/share/gitlab-runner/clear-docker-cache", Kind: layer.File, Source: filepath.Join(pkg, "clear-docker-cache"), Mode: 0o755},
+	assert.Equal(t, []rootfs.Entry{
+		{Path: "/usr/share/gitlab-runner", Kind: rootfs.Dir, Mode: 0o755},
+		{Path: "/usr/share/gitlab-runner/clear-docker-cache", Kind: rootfs.File, Source: filepath.Join(pkg, "clear-docker-cache"), Mode: 0o755},
 	}, res.Steps[3].Entries)
 }
 

@@ -12,6 +12,8 @@ import (
 
 	kgzip "github.com/klauspost/compress/gzip"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // benchInput is a real Go binary, the typical content of a helper layer.
@@ -19,12 +21,12 @@ const benchInput = "/usr/local/go/bin/go"
 
 // Run: go test -run XXX -bench . -benchmem ./internal/layer
 
-func benchEntries(b *testing.B) ([]Entry, int64) {
+func benchEntries(b *testing.B) ([]rootfs.Entry, int64) {
 	fi, err := os.Stat(benchInput)
 	if err != nil {
 		b.Skipf("benchmark input: %v", err)
 	}
-	return []Entry{{Path: "/usr/bin/go", Kind: File, Source: benchInput, Mode: 0o755}}, fi.Size()
+	return []rootfs.Entry{{Path: "/usr/bin/go", Kind: rootfs.File, Source: benchInput, Mode: 0o755}}, fi.Size()
 }
 
 // BenchmarkWrite is the whole hot path: read, tar, hash, gzip, hash, write.

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // Cache remembers layers across runs, keyed by what goes into them: every
@@ -37,7 +39,7 @@ type cacheRecord struct {
 
 // Write returns the cached layer for entries and opts, or writes it with
 // Write and records it. opts.Dir is ignored: blobs go to the cache.
-func (c *Cache) Write(ctx context.Context, entries []Entry, opts Options) (l v1.Layer, hit bool, err error) {
+func (c *Cache) Write(ctx context.Context, entries []rootfs.Entry, opts Options) (l v1.Layer, hit bool, err error) {
 	blobs := filepath.Join(c.Dir, "blobs")
 	keys := filepath.Join(c.Dir, "keys")
 	for _, d := range []string{blobs, keys} {
@@ -154,8 +156,8 @@ func (c *Cache) record(keyFile string, l v1.Layer) error {
 }
 
 // cacheKey hashes everything that decides a layer's bytes.
-func cacheKey(ctx context.Context, entries []Entry, opts Options) (string, error) {
-	sorted := append([]Entry(nil), entries...)
+func cacheKey(ctx context.Context, entries []rootfs.Entry, opts Options) (string, error) {
+	sorted := append([]rootfs.Entry(nil), entries...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
 	h := sha256.New()
 	field := func(s string) { io.WriteString(h, strconv.Itoa(len(s))+":"+s) }
@@ -175,7 +177,7 @@ func cacheKey(ctx context.Context, entries []Entry, opts Options) (string, error
 		field(strconv.FormatUint(uint64(e.Mode), 8))
 		field(strconv.Itoa(e.UID) + ":" + strconv.Itoa(e.GID))
 		field(e.Linkname)
-		if e.Kind == File {
+		if e.Kind == rootfs.File {
 			if err := hashFile(h, e.Source); err != nil {
 				return "", err
 			}

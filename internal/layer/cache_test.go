@@ -10,14 +10,16 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // cacheSetup is an empty cache and one executable entry whose source file
 // holds content.
-func cacheSetup(t *testing.T, content string) (src string, entries []Entry, opts Options, c *Cache) {
+func cacheSetup(t *testing.T, content string) (src string, entries []rootfs.Entry, opts Options, c *Cache) {
 	src = filepath.Join(t.TempDir(), "bin")
 	require.NoError(t, os.WriteFile(src, []byte(content), 0o755))
-	entries = []Entry{{Path: "/usr/bin/x", Kind: File, Source: src, Mode: 0o755}}
+	entries = []rootfs.Entry{{Path: "/usr/bin/x", Kind: rootfs.File, Source: src, Mode: 0o755}}
 	return src, entries, Options{Epoch: time.Unix(1700000000, 0)}, &Cache{Dir: t.TempDir()}
 }
 
@@ -36,21 +38,21 @@ func TestCache(t *testing.T) {
 	assert.Equal(t, d1, d2)
 
 	// Each input that changes the bytes changes the key.
-	for name, change := range map[string]func() ([]Entry, Options){
-		"content": func() ([]Entry, Options) {
+	for name, change := range map[string]func() ([]rootfs.Entry, Options){
+		"content": func() ([]rootfs.Entry, Options) {
 			require.NoError(t, os.WriteFile(src, []byte("binary v2"), 0o755))
 			return entries, opts
 		},
-		"mode": func() ([]Entry, Options) {
+		"mode": func() ([]rootfs.Entry, Options) {
 			e := entries[0]
 			e.Mode = 0o700
-			return []Entry{e}, opts
+			return []rootfs.Entry{e}, opts
 		},
-		"epoch": func() ([]Entry, Options) { o := opts; o.Epoch = time.Unix(1, 0); return entries, o },
-		"owner": func() ([]Entry, Options) {
+		"epoch": func() ([]rootfs.Entry, Options) { o := opts; o.Epoch = time.Unix(1, 0); return entries, o },
+		"owner": func() ([]rootfs.Entry, Options) {
 			e := entries[0]
 			e.UID = 1000
-			return []Entry{e}, opts
+			return []rootfs.Entry{e}, opts
 		},
 	} {
 		es, o := change()
@@ -100,7 +102,7 @@ func TestCachePrune(t *testing.T) {
 	write := func(content string) v1.Hash {
 		src := filepath.Join(t.TempDir(), "bin")
 		require.NoError(t, os.WriteFile(src, []byte(content), 0o755))
-		l, _, err := c.Write(ctx, []Entry{{Path: "/usr/bin/x", Kind: File, Source: src, Mode: 0o755}}, Options{})
+		l, _, err := c.Write(ctx, []rootfs.Entry{{Path: "/usr/bin/x", Kind: rootfs.File, Source: src, Mode: 0o755}}, Options{})
 		require.NoError(t, err)
 		d, _ := l.Digest()
 		return d

@@ -1,5 +1,6 @@
-// Package layer turns a list of Entry values into one deterministic OCI layer
-// (application/vnd.oci.image.layer.v1.tar+gzip) stored as a file on disk.
+// Package layer turns a list of rootfs.Entry values into one deterministic
+// OCI layer (application/vnd.oci.image.layer.v1.tar+gzip) stored as a file on
+// disk.
 //
 // Write streams in a single pass: tar writer -> sha256 (DiffID) -> gzip ->
 // sha256 and byte count (digest, size) -> file. The gzip stream is deflate

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // sparseFile creates a file of size bytes that is mostly a hole, with 64 KiB
@@ -39,7 +41,7 @@ func sparseFile(t testing.TB, dir string, size int64) string {
 // writeAllocated returns the bytes allocated by one Write of a size-byte file.
 func writeAllocated(t *testing.T, size int64) uint64 {
 	src := sparseFile(t, t.TempDir(), size)
-	entries := []Entry{{Path: "/big", Kind: File, Source: src, Mode: 0o644}}
+	entries := []rootfs.Entry{{Path: "/big", Kind: rootfs.File, Source: src, Mode: 0o644}}
 	opts := Options{Dir: t.TempDir(), Epoch: testEpoch}
 	var before, after runtime.MemStats
 	runtime.GC()

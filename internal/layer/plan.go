@@ -14,9 +14,9 @@ import (
 // missing parent directories added (0755, 0:0), sorted so that parents come
 // before children and a directory's contents are contiguous. It never touches
 // the file system.
-func plan(entries []Entry) ([]Entry, error) {
+func plan(entries []rootfs.Entry) ([]rootfs.Entry, error) {
 	byPath := make(map[string]int, len(entries))
-	out := make([]Entry, 0, len(entries))
+	out := make([]rootfs.Entry, 0, len(entries))
 	for _, e := range entries {
 		p, err := cleanPath(e.Path)
 		if err != nil {
@@ -29,7 +29,7 @@ func plan(entries []Entry) ([]Entry, error) {
 			return nil, fmt.Errorf("layer entry %q: duplicate path %s", e.Path, p)
 		}
 		e.Path = p
-		if e.Kind == Symlink && e.Mode == 0 {
+		if e.Kind == rootfs.Symlink && e.Mode == 0 {
 			e.Mode = fs.ModePerm
 		}
 		byPath[p] = len(out)
@@ -42,15 +42,15 @@ func plan(entries []Entry) ([]Entry, error) {
 			j, ok := byPath[dir]
 			if !ok {
 				byPath[dir] = len(out)
-				out = append(out, Entry{Path: dir, Kind: Dir, Mode: 0o755})
+				out = append(out, rootfs.Entry{Path: dir, Kind: rootfs.Dir, Mode: 0o755})
 				continue
 			}
-			if out[j].Kind != Dir {
+			if out[j].Kind != rootfs.Dir {
 				return nil, fmt.Errorf("layer entry %q: parent %s is not a directory", child, dir)
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Entry) int { return comparePaths(a.Path, b.Path) })
+	slices.SortFunc(out, func(a, b rootfs.Entry) int { return comparePaths(a.Path, b.Path) })
 	return out, nil
 }
 
@@ -74,7 +74,7 @@ func cleanPath(p string) (string, error) {
 }
 
 // checkEntry validates everything but the path.
-func checkEntry(e Entry) error {
+func checkEntry(e rootfs.Entry) error {
 	if e.Mode&^rootfs.ModeBits != 0 {
 		return fmt.Errorf("mode %v has bits other than permissions and setuid/setgid/sticky", e.Mode)
 	}
@@ -82,15 +82,15 @@ func checkEntry(e Entry) error {
 		return fmt.Errorf("negative uid/gid %d:%d", e.UID, e.GID)
 	}
 	switch e.Kind {
-	case File:
+	case rootfs.File:
 		if e.Source == "" || e.Linkname != "" {
 			return fmt.Errorf("a file needs Source and no Linkname")
 		}
-	case Dir:
+	case rootfs.Dir:
 		if e.Source != "" || e.Linkname != "" {
 			return fmt.Errorf("a directory takes neither Source nor Linkname")
 		}
-	case Symlink:
+	case rootfs.Symlink:
 		if e.Linkname == "" || e.Source != "" {
 			return fmt.Errorf("a symlink needs Linkname and no Source")
 		}

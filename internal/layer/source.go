@@ -8,13 +8,15 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // tarSource is what a layer was written from: its planned entries and
 // epoch. The tar stream is a pure function of them and the files' contents,
 // so it can be produced again without decompressing the blob.
 type tarSource struct {
-	entries []Entry // planned: sorted, parents added
+	entries []rootfs.Entry // planned: sorted, parents added
 	epoch   time.Time
 }
 

@@ -23,16 +23,18 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/stream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // streamEntries is one file big enough for many blocks and many writes to
 // the blob file: 3 MiB of random bytes (incompressible).
-func streamEntries(t *testing.T) []Entry {
+func streamEntries(t *testing.T) []rootfs.Entry {
 	src := filepath.Join(t.TempDir(), "helper")
 	data := make([]byte, 3<<20+12345)
 	_, _ = rand.Read(data)
 	require.NoError(t, os.WriteFile(src, data, 0o755))
-	return []Entry{{Path: "/usr/bin/helper", Kind: File, Source: src, Mode: 0o755}}
+	return []rootfs.Entry{{Path: "/usr/bin/helper", Kind: rootfs.File, Source: src, Mode: 0o755}}
 }
 
 // following starts one reader of each Stream Write hands out and returns
@@ -114,15 +116,15 @@ func TestStreamFollowsWrite(t *testing.T) {
 func TestStreamEnds(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		entries func(t *testing.T) []Entry
+		entries func(t *testing.T) []rootfs.Entry
 		end     func(s *Stream) // what the owner does after Write
 		wantErr string
 	}{
 		{"Fail", streamEntries, func(s *Stream) { s.Fail(errors.New("platform check failed")) }, "platform check failed"},
 		{"Close", streamEntries, func(s *Stream) { s.Close() }, "layer stream closed"},
-		{"Write fails", func(t *testing.T) []Entry {
+		{"Write fails", func(t *testing.T) []rootfs.Entry {
 			e := streamEntries(t)
-			return append(e, Entry{Path: "/usr/bin/gone", Kind: File, Source: filepath.Join(t.TempDir(), "gone"), Mode: 0o755})
+			return append(e, rootfs.Entry{Path: "/usr/bin/gone", Kind: rootfs.File, Source: filepath.Join(t.TempDir(), "gone"), Mode: 0o755})
 		}, func(s *Stream) { s.Allow() }, "gone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,7 +29,7 @@ func newTarWriter(w io.Writer, epoch time.Time) *tarWriter {
 
 // writeAll writes every entry, checking ctx before each one and while
 // copying file contents, then closes the tar stream (not w).
-func (t *tarWriter) writeAll(ctx context.Context, entries []Entry) error {
+func (t *tarWriter) writeAll(ctx context.Context, entries []rootfs.Entry) error {
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -44,9 +44,9 @@ func (t *tarWriter) writeAll(ctx context.Context, entries []Entry) error {
 	return nil
 }
 
-func (t *tarWriter) writeEntry(ctx context.Context, e Entry) error {
+func (t *tarWriter) writeEntry(ctx context.Context, e rootfs.Entry) error {
 	hdr := t.header(e)
-	if e.Kind != File {
+	if e.Kind != rootfs.File {
 		if err := t.tw.WriteHeader(hdr); err != nil {
 			return fmt.Errorf("tar header for %s: %w", e.Path, err)
 		}
@@ -85,7 +85,7 @@ func (t *tarWriter) writeEntry(ctx context.Context, e Entry) error {
 // access or change time, mtime = epoch, type bits only in Typeflag. Format
 // is fixed to PAX, which Go writes as plain USTAR for every header that fits
 // and adds a PAX record only for what does not (long names, large ids).
-func (t *tarWriter) header(e Entry) *tar.Header {
+func (t *tarWriter) header(e rootfs.Entry) *tar.Header {
 	hdr := &tar.Header{
 		Name:    strings.TrimPrefix(e.Path, "/"),
 		Mode:    rootfs.UnixMode(e.Mode),
@@ -95,12 +95,12 @@ func (t *tarWriter) header(e Entry) *tar.Header {
 		Format:  tar.FormatPAX,
 	}
 	switch e.Kind {
-	case File:
+	case rootfs.File:
 		hdr.Typeflag = tar.TypeReg
-	case Dir:
+	case rootfs.Dir:
 		hdr.Typeflag = tar.TypeDir
 		hdr.Name += "/"
-	case Symlink:
+	case rootfs.Symlink:
 		hdr.Typeflag = tar.TypeSymlink
 		hdr.Linkname = e.Linkname
 	}

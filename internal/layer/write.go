@@ -13,6 +13,8 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // Options configures Write.
@@ -49,7 +51,7 @@ const outputBufferSize = 256 << 10
 // duplicate path or a parent that is not a directory is an error naming the
 // path. ctx is checked between entries and while copying file contents; on
 // any error, including cancellation, no file is left in opts.Dir.
-func Write(ctx context.Context, entries []Entry, opts Options) (v1.Layer, error) {
+func Write(ctx context.Context, entries []rootfs.Entry, opts Options) (v1.Layer, error) {
 	epoch, level, err := checkOptions(opts)
 	if err != nil {
 		return nil, err
@@ -134,7 +136,7 @@ func checkOptions(opts Options) (time.Time, int, error) {
 
 // writeBlob streams tar -> sha256 (DiffID) -> gzip -> sha256 + count
 // (digest, size) -> buffered file, and returns the layer without a path.
-func writeBlob(ctx context.Context, f io.Writer, name string, entries []Entry, epoch time.Time, level, threads int) (*fileLayer, error) {
+func writeBlob(ctx context.Context, f io.Writer, name string, entries []rootfs.Entry, epoch time.Time, level, threads int) (*fileLayer, error) {
 	out := bufio.NewWriterSize(f, outputBufferSize)
 	compressed := &hashWriter{w: out, h: sha256.New()}
 	gz, err := newBlockGzip(compressed, level, threads)

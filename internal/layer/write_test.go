@@ -19,6 +19,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 var testEpoch = time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -31,16 +33,16 @@ const goldenDiffID = "sha256:6f4b7b9beccc0c86b266ce9f188f3f9350c25364d5b5c6fc1d8
 // goldenEntries writes the files it needs into a temp dir and returns a
 // small layer: a setuid file, a dir and a file owned by 1000:1000, a
 // symlink, a sticky dir; /usr, /usr/bin and /etc are implicit.
-func goldenEntries(t testing.TB) []Entry {
+func goldenEntries(t testing.TB) []rootfs.Entry {
 	src := t.TempDir()
 	hello := writeFile(t, src, "hello", "hello, layer\n")
 	config := writeFile(t, src, "config", "key=value\n")
-	return []Entry{
-		{Path: "/usr/bin/hello", Kind: File, Source: hello, Mode: 0o755 | fs.ModeSetuid},
-		{Path: "/etc/app", Kind: Dir, Mode: 0o750, UID: 1000, GID: 1000},
-		{Path: "/etc/app/config", Kind: File, Source: config, Mode: 0o640, UID: 1000, GID: 1000},
-		{Path: "/usr/bin/hi", Kind: Symlink, Linkname: "hello"},
-		{Path: "/tmp", Kind: Dir, Mode: 0o777 | fs.ModeSticky},
+	return []rootfs.Entry{
+		{Path: "/usr/bin/hello", Kind: rootfs.File, Source: hello, Mode: 0o755 | fs.ModeSetuid},
+		{Path: "/etc/app", Kind: rootfs.Dir, Mode: 0o750, UID: 1000, GID: 1000},
+		{Path: "/etc/app/config", Kind: rootfs.File, Source: config, Mode: 0o640, UID: 1000, GID: 1000},
+		{Path: "/usr/bin/hi", Kind: rootfs.Symlink, Linkname: "hello"},
+		{Path: "/tmp", Kind: rootfs.Dir, Mode: 0o777 | fs.ModeSticky},
 	}
 }
 
@@ -124,8 +126,8 @@ func TestWriteReadBack(t *testing.T) {
 
 func TestWriteLongNamesUsePAX(t *testing.T) {
 	long := "/opt/" + strings.Repeat("d", 120) + "/" + strings.Repeat("f", 120)
-	l, err := Write(context.Background(), []Entry{
-		{Path: long, Kind: Symlink, Linkname: "/" + strings.Repeat("t", 150)},
+	l, err := Write(context.Background(), []rootfs.Entry{
+		{Path: long, Kind: rootfs.Symlink, Linkname: "/" + strings.Repeat("t", 150)},
 	}, Options{Dir: t.TempDir(), Epoch: testEpoch})
 	require.NoError(t, err)
 	rc, err := l.Uncompressed()
@@ -150,7 +152,7 @@ func TestWriteLongNamesUsePAX(t *testing.T) {
 
 func TestWriteDeterministic(t *testing.T) {
 	entries := goldenEntries(t)
-	write := func(dir string, in []Entry) (v1.Hash, []byte) {
+	write := func(dir string, in []rootfs.Entry) (v1.Hash, []byte) {
 		l, err := Write(context.Background(), in, Options{Dir: dir, Epoch: testEpoch})
 		require.NoError(t, err)
 		d, err := l.Digest()
@@ -167,7 +169,7 @@ func TestWriteDeterministic(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 5 {
-		shuffled := append([]Entry(nil), entries...)
+		shuffled := append([]rootfs.Entry(nil), entries...)
 		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 		d, blob := write(t.TempDir(), shuffled)
 		assert.Equal(t, first, d, "order %v", shuffled)
@@ -213,16 +215,16 @@ func TestWriteRejects(t *testing.T) {
 	notDir := writeFile(t, src, "not-a-dir", "x")
 	tests := []struct {
 		name    string
-		entries []Entry
+		entries []rootfs.Entry
 		opts    func(dir string) Options
 		want    string
 	}{
-		{"duplicate", []Entry{{Path: "/a", Kind: Dir}, {Path: "/a/", Kind: Dir}}, nil, "duplicate path /a"},
-		{"relative", []Entry{{Path: "a/b", Kind: Dir}}, nil, `"a/b": path must be absolute`},
-		{"dotdot", []Entry{{Path: "/a/../b", Kind: Dir}}, nil, `"/a/../b": path must not contain ".."`},
-		{"missing source", []Entry{{Path: "/f", Kind: File, Source: filepath.Join(src, "nope")}}, nil, "layer entry /f: open"},
-		{"source is a directory", []Entry{{Path: "/f", Kind: File, Source: src}}, nil, "is not a regular file"},
-		{"bad level", []Entry{{Path: "/f", Kind: File, Source: file}}, func(dir string) Options { return Options{Dir: dir, Level: 10} }, "gzip level 10"},
+		{"duplicate", []rootfs.Entry{{Path: "/a", Kind: rootfs.Dir}, {Path: "/a/", Kind: rootfs.Dir}}, nil, "duplicate path /a"},
+		{"relative", []rootfs.Entry{{Path: "a/b", Kind: rootfs.Dir}}, nil, `"a/b": path must be absolute`},
+		{"dotdot", []rootfs.Entry{{Path: "/a/../b", Kind: rootfs.Dir}}, nil, `"/a/../b": path must not contain ".."`},
+		{"missing source", []rootfs.Entry{{Path: "/f", Kind: rootfs.File, Source: filepath.Join(src, "nope")}}, nil, "layer entry /f: open"},
+		{"source is a directory", []rootfs.Entry{{Path: "/f", Kind: rootfs.File, Source: src}}, nil, "is not a regular file"},
+		{"bad level", []rootfs.Entry{{Path: "/f", Kind: rootfs.File, Source: file}}, func(dir string) Options { return Options{Dir: dir, Level: 10} }, "gzip level 10"},
 		{"missing dir", nil, func(dir string) Options { return Options{Dir: filepath.Join(dir, "nope")} }, "layer directory"},
 		{"dir is a file", nil, func(string) Options { return Options{Dir: notDir} }, "is not a directory"},
 		{"epoch before 1970", nil, func(dir string) Options { return Options{Dir: dir, Epoch: time.Unix(-1, 0)} }, "before 1970"},
@@ -249,7 +251,7 @@ func TestWriteDetectsGrowth(t *testing.T) {
 		t.Skip("needs Linux /proc")
 	}
 	dir := t.TempDir()
-	_, err := Write(context.Background(), []Entry{{Path: "/status", Kind: File, Source: src, Mode: 0o644}}, Options{Dir: dir})
+	_, err := Write(context.Background(), []rootfs.Entry{{Path: "/status", Kind: rootfs.File, Source: src, Mode: 0o644}}, Options{Dir: dir})
 	assert.ErrorContains(t, err, "grew beyond 0 bytes while being read")
 	assertEmptyDir(t, dir)
 }
@@ -265,10 +267,10 @@ func TestCopyNDetectsShrink(t *testing.T) {
 func TestWriteCancelled(t *testing.T) {
 	src := t.TempDir()
 	big := sparseFile(t, src, 8<<20)
-	entries := []Entry{
-		{Path: "/a", Kind: Dir},
-		{Path: "/b", Kind: Dir},
-		{Path: "/c/big", Kind: File, Source: big, Mode: 0o644},
+	entries := []rootfs.Entry{
+		{Path: "/a", Kind: rootfs.Dir},
+		{Path: "/b", Kind: rootfs.Dir},
+		{Path: "/c/big", Kind: rootfs.File, Source: big, Mode: 0o644},
 	}
 	// Count the ctx.Err calls of an uncancelled Write, then cancel at
 	// chosen points of it.

@@ -11,7 +11,6 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/helperbuild/helperbuild/internal/layer"
 	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
@@ -80,8 +79,8 @@ func hasDir(base *rootfs.FS) func(string) bool {
 // chain through a non-directory or a symlink loop is an error naming the
 // entry. Entries whose path is not absolute or holds ".." are passed on
 // unchanged for layer.Write to refuse.
-func onBase(base *rootfs.FS, entries []layer.Entry) ([]layer.Entry, error) {
-	out := make([]layer.Entry, 0, len(entries))
+func onBase(base *rootfs.FS, entries []rootfs.Entry) ([]rootfs.Entry, error) {
+	out := make([]rootfs.Entry, 0, len(entries))
 	at := make(map[string]int, len(entries))
 	for _, e := range entries {
 		p, err := onBasePath(base, e)
@@ -93,7 +92,7 @@ func onBase(base *rootfs.FS, entries []layer.Entry) ([]layer.Entry, error) {
 		}
 		e.Path = p
 		if i, dup := at[p]; dup {
-			if out[i].Kind != layer.Dir || e.Kind != layer.Dir {
+			if out[i].Kind != rootfs.Dir || e.Kind != rootfs.Dir {
 				out[i] = e
 			}
 			continue
@@ -115,7 +114,7 @@ func onBase(base *rootfs.FS, entries []layer.Entry) ([]layer.Entry, error) {
 				continue
 			}
 			at[d] = len(out)
-			out = append(out, layer.Entry{Path: d, Kind: layer.Dir, Mode: info.Mode & rootfs.ModeBits, UID: info.UID, GID: info.GID})
+			out = append(out, rootfs.Entry{Path: d, Kind: rootfs.Dir, Mode: info.Mode & rootfs.ModeBits, UID: info.UID, GID: info.GID})
 		}
 	}
 	return out, nil
@@ -123,12 +122,12 @@ func onBase(base *rootfs.FS, entries []layer.Entry) ([]layer.Entry, error) {
 
 // onBasePath is where e lands on base; "" drops a directory entry that
 // resolves to the root.
-func onBasePath(base *rootfs.FS, e layer.Entry) (string, error) {
+func onBasePath(base *rootfs.FS, e rootfs.Entry) (string, error) {
 	if !plainPath(e.Path) {
 		return e.Path, nil
 	}
 	p := path.Clean(e.Path)
-	if e.Kind == layer.Dir {
+	if e.Kind == rootfs.Dir {
 		if resolved, info, err := base.Resolve(p, true); err == nil && info.IsDir() {
 			if resolved == "/" {
 				return "", nil

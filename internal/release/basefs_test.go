@@ -22,7 +22,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/helperbuild/helperbuild/internal/layer"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
@@ -72,11 +71,11 @@ func baseFSOf(t testing.TB, hdrs []*tar.Header) *rootfs.FS {
 	return f
 }
 
-func fileAt(p string) layer.Entry {
-	return layer.Entry{Path: p, Kind: layer.File, Source: "/src", Mode: 0o644}
+func fileAt(p string) rootfs.Entry {
+	return rootfs.Entry{Path: p, Kind: rootfs.File, Source: "/src", Mode: 0o644}
 }
-func dirAt(p string, mode fs.FileMode, uid, gid int) layer.Entry {
-	return layer.Entry{Path: p, Kind: layer.Dir, Mode: mode, UID: uid, GID: gid}
+func dirAt(p string, mode fs.FileMode, uid, gid int) rootfs.Entry {
+	return rootfs.Entry{Path: p, Kind: rootfs.Dir, Mode: mode, UID: uid, GID: gid}
 }
 
 func TestOnBase(t *testing.T) {
@@ -84,33 +83,33 @@ func TestOnBase(t *testing.T) {
 	usr, usrBin := dirAt("/usr", 0o755, 0, 0), dirAt("/usr/bin", 0o755, 0, 0)
 	tests := []struct {
 		name string
-		in   []layer.Entry
-		want []layer.Entry
+		in   []rootfs.Entry
+		want []rootfs.Entry
 		err  string
 	}{
-		{name: "relative symlink on the way", in: []layer.Entry{fileAt("/bin/foo")},
-			want: []layer.Entry{fileAt("/usr/bin/foo"), usrBin, usr}},
-		{name: "absolute symlink on the way", in: []layer.Entry{fileAt("/sbin/x")},
-			want: []layer.Entry{fileAt("/usr/sbin/x"), dirAt("/usr/sbin", 0o755, 0, 0), usr}},
-		{name: "a link out of the root stops at the root", in: []layer.Entry{fileAt("/etc/up/x")},
-			want: []layer.Entry{fileAt("/opt/x"), dirAt("/opt", 0o750, 7, 8)}},
+		{name: "relative symlink on the way", in: []rootfs.Entry{fileAt("/bin/foo")},
+			want: []rootfs.Entry{fileAt("/usr/bin/foo"), usrBin, usr}},
+		{name: "absolute symlink on the way", in: []rootfs.Entry{fileAt("/sbin/x")},
+			want: []rootfs.Entry{fileAt("/usr/sbin/x"), dirAt("/usr/sbin", 0o755, 0, 0), usr}},
+		{name: "a link out of the root stops at the root", in: []rootfs.Entry{fileAt("/etc/up/x")},
+			want: []rootfs.Entry{fileAt("/opt/x"), dirAt("/opt", 0o750, 7, 8)}},
 		{name: "parents keep the base's mode and owner, missing ones are left to layer.Write",
-			in:   []layer.Entry{fileAt("/tmp/x"), fileAt("/home/gitlab-runner/.config/y")},
-			want: []layer.Entry{fileAt("/tmp/x"), fileAt("/home/gitlab-runner/.config/y"), dirAt("/tmp", fs.ModeSticky|0o777, 0, 0), dirAt("/home/gitlab-runner", 0o700, 100, 65533), dirAt("/home", 0o755, 0, 0)}},
-		{name: "missing directories below a symlink", in: []layer.Entry{fileAt("/bin/new/deeper/x")},
-			want: []layer.Entry{fileAt("/usr/bin/new/deeper/x"), usrBin, usr}},
-		{name: "a final symlink is not followed for a file", in: []layer.Entry{fileAt("/bin")},
-			want: []layer.Entry{fileAt("/bin")}},
+			in:   []rootfs.Entry{fileAt("/tmp/x"), fileAt("/home/gitlab-runner/.config/y")},
+			want: []rootfs.Entry{fileAt("/tmp/x"), fileAt("/home/gitlab-runner/.config/y"), dirAt("/tmp", fs.ModeSticky|0o777, 0, 0), dirAt("/home/gitlab-runner", 0o700, 100, 65533), dirAt("/home", 0o755, 0, 0)}},
+		{name: "missing directories below a symlink", in: []rootfs.Entry{fileAt("/bin/new/deeper/x")},
+			want: []rootfs.Entry{fileAt("/usr/bin/new/deeper/x"), usrBin, usr}},
+		{name: "a final symlink is not followed for a file", in: []rootfs.Entry{fileAt("/bin")},
+			want: []rootfs.Entry{fileAt("/bin")}},
 		{name: "a directory entry at a link to a directory moves to it, explicit entries keep their metadata",
-			in:   []layer.Entry{dirAt("/bin", 0o700, 1, 1), dirAt("/root", 0o700, 0, 0), dirAt("/new", 0o750, 2, 2)},
-			want: []layer.Entry{dirAt("/usr/bin", 0o700, 1, 1), dirAt("/new", 0o750, 2, 2), usr}},
+			in:   []rootfs.Entry{dirAt("/bin", 0o700, 1, 1), dirAt("/root", 0o700, 0, 0), dirAt("/new", 0o750, 2, 2)},
+			want: []rootfs.Entry{dirAt("/usr/bin", 0o700, 1, 1), dirAt("/new", 0o750, 2, 2), usr}},
 		{name: "two paths onto one: the later wins, directories keep the first",
-			in:   []layer.Entry{fileAt("/bin/a"), {Path: "/usr/bin/a", Kind: layer.Symlink, Linkname: "b"}, dirAt("/bin/d", 0o700, 0, 0), dirAt("/usr/bin/d", 0o755, 0, 0)},
-			want: []layer.Entry{{Path: "/usr/bin/a", Kind: layer.Symlink, Linkname: "b"}, dirAt("/usr/bin/d", 0o700, 0, 0), usrBin, usr}},
-		{name: "paths layer.Write refuses pass unchanged", in: []layer.Entry{fileAt("bin/x"), fileAt("/bin/../x"), fileAt("/")},
-			want: []layer.Entry{fileAt("bin/x"), fileAt("/bin/../x"), fileAt("/")}},
-		{name: "through a file", in: []layer.Entry{fileAt("/etc/passwd/x")}, err: "/etc/passwd/x on the base image: not a directory"},
-		{name: "through a loop", in: []layer.Entry{fileAt("/loop/x")}, err: "/loop/x on the base image: too many levels of symbolic links"},
+			in:   []rootfs.Entry{fileAt("/bin/a"), {Path: "/usr/bin/a", Kind: rootfs.Symlink, Linkname: "b"}, dirAt("/bin/d", 0o700, 0, 0), dirAt("/usr/bin/d", 0o755, 0, 0)},
+			want: []rootfs.Entry{{Path: "/usr/bin/a", Kind: rootfs.Symlink, Linkname: "b"}, dirAt("/usr/bin/d", 0o700, 0, 0), usrBin, usr}},
+		{name: "paths layer.Write refuses pass unchanged", in: []rootfs.Entry{fileAt("bin/x"), fileAt("/bin/../x"), fileAt("/")},
+			want: []rootfs.Entry{fileAt("bin/x"), fileAt("/bin/../x"), fileAt("/")}},
+		{name: "through a file", in: []rootfs.Entry{fileAt("/etc/passwd/x")}, err: "/etc/passwd/x on the base image: not a directory"},
+		{name: "through a loop", in: []rootfs.Entry{fileAt("/loop/x")}, err: "/loop/x on the base image: too many levels of symbolic links"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

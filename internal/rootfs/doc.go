@@ -19,6 +19,10 @@
 // first. A regular file's Info names its Source (layer and header number),
 // so ReadSources can stream back just the contents a caller needs.
 //
+// Entry is one item to put into an image's filesystem (a file from the host,
+// a directory or a symlink, with its mode and owner): what a Dockerfile's
+// COPY yields and what package layer writes.
+//
 // FileMode and UnixMode are helperbuild's one mapping between Unix mode bits
 // (tar headers, an octal --chmod: 04000 setuid, 02000 setgid, 01000 sticky)
 // and fs.FileMode; ModeBits are the bits either carries besides the type.

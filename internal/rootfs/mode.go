@@ -2,7 +2,7 @@ package rootfs
 
 import "io/fs"
 
-// ModeBits are the mode bits a layer entry or an Info carries besides its type:
+// ModeBits are the mode bits an Entry or an Info carries besides its type:
 // the permissions, setuid, setgid and sticky.
 const ModeBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 
