@@ -13,6 +13,5 @@
 // (GoEnv: GOOS, GOARCH, GOARM for arm variants, GOAMD64 for amd64 levels;
 // FromGoBuild reads them back from a binary's build settings), which variables
 // only GoEnv may set (IsTargetVar), what the ELF header of its executables
-// holds (ELFOf, ArchOfELF) and qemu-user's name for it (QemuArch). Other
-// packages ask here instead of keeping their own tables.
+// holds (ELFOf, ArchOfELF) and qemu-user's name for it (QemuArch).
 package platform

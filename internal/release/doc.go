@@ -13,6 +13,7 @@
 // the new layers of the platforms assembled once nothing compiles while
 // they are written, as streams that end only if the platform passes.
 //
-// The stage packages do not import each other; this package is the only
-// place that knows their order.
+// Stage packages do not import each other: this package imports them and
+// passes values between them (the import rules are written, and checked, in
+// internal/depcheck).
 package release

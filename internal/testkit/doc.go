@@ -1,4 +1,5 @@
 // Package testkit holds the fixtures several packages' tests share: random
 // images whose config names a platform, OCI indexes of them, and a log sink
-// safe for concurrent writers. Only tests import it.
+// safe for concurrent writers. Only tests import it (internal/depcheck
+// checks it).
 package testkit
