@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // extractArchive unpacks an OCI layout tar into dir. Only directories and
@@ -52,7 +54,7 @@ func extractArchive(ctx context.Context, file, dir string) error {
 			return fmt.Errorf("corrupt archive: entry %q has type %q; an OCI layout holds only files and directories", hdr.Name, hdr.Typeflag)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, specsv1.ImageIndexFile)); err != nil {
 		return fmt.Errorf("not an OCI layout archive: no index.json")
 	}
 	return nil

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -73,8 +74,8 @@ func TestReadLayoutAndSelect(t *testing.T) {
 	dir := t.TempDir()
 	p, err := layout.Write(dir, empty.Index)
 	require.NoError(t, err)
-	require.NoError(t, p.AppendIndex(multiArch(t), layout.WithAnnotations(map[string]string{RefNameAnnotation: "base:1"})))
-	require.NoError(t, p.AppendImage(testkit.Image(t, v1.Platform{OS: "linux", Architecture: "s390x"}, 64, 1), layout.WithAnnotations(map[string]string{RefNameAnnotation: "single"})))
+	require.NoError(t, p.AppendIndex(multiArch(t), layout.WithAnnotations(map[string]string{specsv1.AnnotationRefName: "base:1"})))
+	require.NoError(t, p.AppendImage(testkit.Image(t, v1.Platform{OS: "linux", Architecture: "s390x"}, 64, 1), layout.WithAnnotations(map[string]string{specsv1.AnnotationRefName: "single"})))
 	ctx := context.Background()
 
 	_, err = Read(ctx, mustParse(t, "oci:"+dir), Options{})

@@ -11,10 +11,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 )
-
-// RefNameAnnotation names an entry of an OCI layout's index.json.
-const RefNameAnnotation = "org.opencontainers.image.ref.name"
 
 // Artifact is a resolved reference: exactly one of Index and Image is set,
 // except for scratch, where both are nil.
@@ -114,7 +112,7 @@ func readLayout(ref Ref, dir string) (*Artifact, error) {
 	var chosen *v1.Descriptor
 	var names []string
 	for i, d := range im.Manifests {
-		n := d.Annotations[RefNameAnnotation]
+		n := d.Annotations[specsv1.AnnotationRefName]
 		names = append(names, n)
 		if ref.Tag == "" && len(im.Manifests) == 1 || ref.Tag != "" && n == ref.Tag {
 			chosen = &im.Manifests[i]

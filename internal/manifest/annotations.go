@@ -4,16 +4,7 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-)
-
-// OCI annotation keys written on every manifest and index.
-const (
-	AnnotationCreated    = "org.opencontainers.image.created"
-	AnnotationSource     = "org.opencontainers.image.source"
-	AnnotationRevision   = "org.opencontainers.image.revision"
-	AnnotationVersion    = "org.opencontainers.image.version"
-	AnnotationBaseName   = "org.opencontainers.image.base.name"
-	AnnotationBaseDigest = "org.opencontainers.image.base.digest"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // Meta describes the release an image belongs to.
@@ -27,18 +18,18 @@ type Meta struct {
 // Annotations returns the annotations for an artifact built on baseName
 // pinned at baseDigest (both empty for scratch).
 func (m Meta) Annotations(baseName string, baseDigest v1.Hash) map[string]string {
-	a := map[string]string{AnnotationCreated: m.Created.UTC().Format(time.RFC3339)}
+	a := map[string]string{specsv1.AnnotationCreated: m.Created.UTC().Format(time.RFC3339)}
 	set := func(k, v string) {
 		if v != "" {
 			a[k] = v
 		}
 	}
-	set(AnnotationSource, m.Source)
-	set(AnnotationRevision, m.Revision)
-	set(AnnotationVersion, m.Version)
-	set(AnnotationBaseName, baseName)
+	set(specsv1.AnnotationSource, m.Source)
+	set(specsv1.AnnotationRevision, m.Revision)
+	set(specsv1.AnnotationVersion, m.Version)
+	set(specsv1.AnnotationBaseImageName, baseName)
 	if baseDigest != (v1.Hash{}) {
-		a[AnnotationBaseDigest] = baseDigest.String()
+		a[specsv1.AnnotationBaseImageDigest] = baseDigest.String()
 	}
 	return a
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -64,9 +65,9 @@ func TestImageOnDockerBase(t *testing.T) {
 	for _, l := range m.Layers {
 		assert.Equal(t, types.OCILayer, l.MediaType, "base layers are rewritten to OCI descriptors")
 	}
-	assert.Equal(t, baseDigest.String(), m.Annotations[AnnotationBaseDigest])
-	assert.Equal(t, "2025-03-20T10:11:12Z", m.Annotations[AnnotationCreated])
-	assert.Equal(t, "v1.2.3", m.Annotations[AnnotationVersion])
+	assert.Equal(t, baseDigest.String(), m.Annotations[specsv1.AnnotationBaseImageDigest])
+	assert.Equal(t, "2025-03-20T10:11:12Z", m.Annotations[specsv1.AnnotationCreated])
+	assert.Equal(t, "v1.2.3", m.Annotations[specsv1.AnnotationVersion])
 
 	cf, err := img.ConfigFile()
 	require.NoError(t, err)
@@ -128,8 +129,8 @@ func TestIndex(t *testing.T) {
 	}
 	assert.Equal(t, "v7", manifests[1].(map[string]any)["platform"].(map[string]any)["variant"])
 	ann := doc["annotations"].(map[string]any)
-	assert.Equal(t, "2025-03-20T10:11:12Z", ann[AnnotationCreated])
-	assert.NotContains(t, ann, AnnotationBaseDigest, "scratch has no base digest")
+	assert.Equal(t, "2025-03-20T10:11:12Z", ann[specsv1.AnnotationCreated])
+	assert.NotContains(t, ann, specsv1.AnnotationBaseImageDigest, "scratch has no base digest")
 }
 
 func TestBaseWithoutHistory(t *testing.T) {

@@ -8,10 +8,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/match"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 )
-
-// RefNameAnnotation names an entry of index.json.
-const RefNameAnnotation = "org.opencontainers.image.ref.name"
 
 // ToLayout writes images into the OCI layout at dir, creating it if needed.
 // Each tag becomes an index.json entry named TAG (single-image release) or
@@ -39,8 +37,8 @@ func ToLayout(ctx context.Context, dir string, images []Image) error {
 		if ref == "" {
 			ref = "latest"
 		}
-		if err := p.ReplaceIndex(img.Index, match.Annotation(RefNameAnnotation, ref),
-			layout.WithAnnotations(map[string]string{RefNameAnnotation: ref})); err != nil {
+		if err := p.ReplaceIndex(img.Index, match.Annotation(specsv1.AnnotationRefName, ref),
+			layout.WithAnnotations(map[string]string{specsv1.AnnotationRefName: ref})); err != nil {
 			return fmt.Errorf("layout %s: entry %s: %w", dir, ref, err)
 		}
 	}
@@ -50,8 +48,8 @@ func ToLayout(ctx context.Context, dir string, images []Image) error {
 		if img.Name != "" {
 			ref = img.Name + ":" + t.tag
 		}
-		ann := layout.WithAnnotations(map[string]string{RefNameAnnotation: ref})
-		matcher := match.Annotation(RefNameAnnotation, ref)
+		ann := layout.WithAnnotations(map[string]string{specsv1.AnnotationRefName: ref})
+		matcher := match.Annotation(specsv1.AnnotationRefName, ref)
 		if t.platform {
 			child, err := img.Index.Image(t.digest)
 			if err != nil {
@@ -69,7 +67,7 @@ func ToLayout(ctx context.Context, dir string, images []Image) error {
 }
 
 func openLayout(dir string) (layout.Path, error) {
-	if _, err := os.Stat(dir + "/index.json"); err == nil {
+	if _, err := os.Stat(dir + "/" + specsv1.ImageIndexFile); err == nil {
 		p, err := layout.FromPath(dir)
 		if err != nil {
 			return "", fmt.Errorf("layout %s: %w", dir, err)

@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -156,8 +157,8 @@ func TestToLayoutAndArchive(t *testing.T) {
 	im, err := top.IndexManifest()
 	require.NoError(t, err)
 	require.Len(t, im.Manifests, 2)
-	assert.Equal(t, "helper:v1", im.Manifests[0].Annotations[RefNameAnnotation])
-	assert.Equal(t, "helper:arm64-v1", im.Manifests[1].Annotations[RefNameAnnotation])
+	assert.Equal(t, "helper:v1", im.Manifests[0].Annotations[specsv1.AnnotationRefName])
+	assert.Equal(t, "helper:arm64-v1", im.Manifests[1].Annotations[specsv1.AnnotationRefName])
 	assert.Equal(t, digests[1], im.Manifests[1].Digest)
 	child, err := top.ImageIndex(im.Manifests[0].Digest)
 	require.NoError(t, err)
@@ -226,7 +227,7 @@ func TestToLayoutUntaggedImageIsListed(t *testing.T) {
 	im, err := top.IndexManifest()
 	require.NoError(t, err)
 	require.Len(t, im.Manifests, 1)
-	assert.Equal(t, "runner", im.Manifests[0].Annotations[RefNameAnnotation])
+	assert.Equal(t, "runner", im.Manifests[0].Annotations[specsv1.AnnotationRefName])
 }
 
 func mustRepo(t *testing.T, s string) name.Repository {

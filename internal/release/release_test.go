@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -103,7 +104,7 @@ func TestBuildOnRegistryBase(t *testing.T) {
 	require.Len(t, im.Manifests, 3)
 	assert.Equal(t, "linux/arm64,linux/amd64,linux/arm/v7", platform.FormatList([]v1.Platform{*im.Manifests[0].Platform, *im.Manifests[1].Platform, *im.Manifests[2].Platform}), "input order is kept")
 	assert.Equal(t, "v7", im.Manifests[2].Platform.Variant)
-	assert.Equal(t, base, im.Annotations[manifest.AnnotationBaseName])
+	assert.Equal(t, base, im.Annotations[specsv1.AnnotationBaseImageName])
 
 	for _, d := range im.Manifests {
 		child, err := img.Index.Image(d.Digest)
@@ -117,8 +118,8 @@ func TestBuildOnRegistryBase(t *testing.T) {
 		require.Len(t, layers, 2, "base layer + the binary")
 		m, err := child.Manifest()
 		require.NoError(t, err)
-		assert.NotEmpty(t, m.Annotations[manifest.AnnotationBaseDigest])
-		assert.NotEqual(t, im.Annotations[manifest.AnnotationBaseDigest], m.Annotations[manifest.AnnotationBaseDigest], "each manifest names its own platform's base")
+		assert.NotEmpty(t, m.Annotations[specsv1.AnnotationBaseImageDigest])
+		assert.NotEqual(t, im.Annotations[specsv1.AnnotationBaseImageDigest], m.Annotations[specsv1.AnnotationBaseImageDigest], "each manifest names its own platform's base")
 	}
 
 	// The binary in each layer is for its platform.
