@@ -69,11 +69,7 @@ func Parse(s string, insecure []string) (Ref, error) {
 	case strings.HasPrefix(s, "docker://"):
 		s = strings.TrimPrefix(s, "docker://")
 	}
-	var opts []name.Option
-	if IsInsecure(registryOf(s), insecure) {
-		opts = append(opts, name.Insecure)
-	}
-	ref, err := name.ParseReference(s, opts...)
+	ref, err := name.ParseReference(s, nameOptions(s, insecure)...)
 	if err != nil {
 		return Ref{}, fmt.Errorf("image reference %q: %w", s, err)
 	}
@@ -82,11 +78,7 @@ func Parse(s string, insecure []string) (Ref, error) {
 
 // ParseTag parses a registry reference that must carry a tag (a destination).
 func ParseTag(s string, insecure []string) (name.Tag, error) {
-	var opts []name.Option
-	if IsInsecure(registryOf(s), insecure) {
-		opts = append(opts, name.Insecure)
-	}
-	t, err := name.NewTag(s, opts...)
+	t, err := name.NewTag(s, nameOptions(s, insecure)...)
 	if err != nil {
 		return name.Tag{}, fmt.Errorf("tag %q: %w (want REGISTRY/REPOSITORY:TAG)", s, err)
 	}
@@ -95,15 +87,20 @@ func ParseTag(s string, insecure []string) (name.Tag, error) {
 
 // ParseRepository parses a repository such as registry.example.com/group.
 func ParseRepository(s string, insecure []string) (name.Repository, error) {
-	var opts []name.Option
-	if IsInsecure(registryOf(s), insecure) {
-		opts = append(opts, name.Insecure)
-	}
-	r, err := name.NewRepository(s, opts...)
+	r, err := name.NewRepository(s, nameOptions(s, insecure)...)
 	if err != nil {
 		return name.Repository{}, fmt.Errorf("repository %q: %w (want REGISTRY/PATH, e.g. registry.example.com/group)", s, err)
 	}
 	return r, nil
+}
+
+// nameOptions are the options for parsing the reference s: name.Insecure
+// (plain HTTP allowed) only when its registry is in the insecure list.
+func nameOptions(s string, insecure []string) []name.Option {
+	if IsInsecure(registryOf(s), insecure) {
+		return []name.Option{name.Insecure}
+	}
+	return nil
 }
 
 // splitPathTag splits "DIR:TAG" at the first colon, as skopeo does.
