@@ -3,8 +3,6 @@ package imageref
 import (
 	"archive/tar"
 	"context"
-	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
@@ -140,9 +137,7 @@ func TestReadArchive(t *testing.T) {
 }
 
 func TestReadRegistry(t *testing.T) {
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	defer srv.Close()
-	host := strings.TrimPrefix(srv.URL, "http://")
+	host := testkit.Registry(t)
 	ref := mustParse(t, host+"/base/busybox:1")
 	require.NoError(t, remote.WriteIndex(ref.Name, multiArch(t)))
 	a, err := Read(context.Background(), ref, Options{})

@@ -8,16 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/stream"
@@ -25,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/rootfs"
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 // streamEntries is one file big enough for many blocks and many writes to
@@ -207,10 +204,7 @@ func mustSize(t *testing.T, s *Stream) int64 {
 // go-containerregistry uploads the followed layer as a stream and commits
 // it under its digest once allowed; a failed stream commits nothing.
 func TestStreamUploadCommitsOnlyWhenAllowed(t *testing.T) {
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	defer srv.Close()
-	u, _ := url.Parse(srv.URL)
-	repo, err := name.NewRepository(u.Host+"/stream/test", name.Insecure)
+	repo, err := name.NewRepository(testkit.Registry(t)+"/stream/test", name.Insecure)
 	require.NoError(t, err)
 
 	for _, allow := range []bool{true, false} {

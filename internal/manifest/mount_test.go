@@ -1,18 +1,15 @@
 package manifest
 
 import (
-	"io"
-	"log"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 // Base layers read from a registry stay *remote.MountableLayer through
@@ -20,9 +17,7 @@ import (
 // repository of the same registry mounts them instead of uploading them
 // (the end-to-end suite checks the mount against docker-registry).
 func TestBaseLayersStayMountable(t *testing.T) {
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	defer srv.Close()
-	ref, err := name.ParseReference(strings.TrimPrefix(srv.URL, "http://") + "/base/tiny:1")
+	ref, err := name.ParseReference(testkit.Registry(t) + "/base/tiny:1")
 	require.NoError(t, err)
 	require.NoError(t, remote.Write(ref, dockerBase(t, "amd64")))
 	base, err := remote.Image(ref)

@@ -3,7 +3,6 @@ package publish
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
@@ -66,10 +64,12 @@ func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func startRegistry(t *testing.T) (*recorder, string) {
 	t.Helper()
-	rc := &recorder{next: registry.New(registry.Logger(nilLogger()))}
-	srv := httptest.NewServer(rc)
-	t.Cleanup(srv.Close)
-	return rc, strings.TrimPrefix(srv.URL, "http://")
+	rc := &recorder{}
+	host := testkit.Registry(t, func(reg http.Handler) http.Handler {
+		rc.next = reg
+		return rc
+	})
+	return rc, host
 }
 
 func TestToRegistryOrder(t *testing.T) {
@@ -187,17 +187,7 @@ func mustRef(t *testing.T, s string) name.Reference {
 }
 
 func TestCheckPush(t *testing.T) {
-	reg := registry.New(registry.Logger(nilLogger()))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != "ci" || p != "s3cret" {
-			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
-			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
-			return
-		}
-		reg.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	host := strings.TrimPrefix(srv.URL, "http://")
+	host := testkit.Registry(t, testkit.BasicAuth("ci", "s3cret"))
 	repo, err := name.NewRepository(host + "/g/helper")
 	require.NoError(t, err)
 	kc := func(user, pass string) authn.Keychain {

@@ -3,17 +3,12 @@ package release
 import (
 	"context"
 	"errors"
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -67,9 +62,7 @@ func platforms(t *testing.T, s string) []v1.Platform {
 // busyboxLike is a multi-arch base in an in-process registry.
 func busyboxLike(t *testing.T, archs ...string) (host, ref string) {
 	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	host = strings.TrimPrefix(srv.URL, "http://")
+	host = testkit.Registry(t)
 	var idx v1.ImageIndex = empty.Index
 	for _, a := range archs {
 		p, err := platform.Parse(a)

@@ -2,20 +2,19 @@ package retry
 
 import (
 	"io"
-	"log"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 // faultyRegistry is an in-process registry whose requests pass through fault
@@ -44,21 +43,20 @@ type fault func(t *testing.T, w http.ResponseWriter, r *http.Request, kind strin
 
 func newFaultyRegistry(t *testing.T, f fault) *faultyRegistry {
 	t.Helper()
-	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	fr := &faultyRegistry{count: map[string]int{}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		k := kindOf(r)
-		fr.mu.Lock()
-		n := fr.count[k]
-		fr.count[k]++
-		fr.mu.Unlock()
-		if f != nil && f(t, w, r, k, n) {
-			return
-		}
-		reg.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	fr.host = strings.TrimPrefix(srv.URL, "http://")
+	fr.host = testkit.Registry(t, func(reg http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			k := kindOf(r)
+			fr.mu.Lock()
+			n := fr.count[k]
+			fr.count[k]++
+			fr.mu.Unlock()
+			if f != nil && f(t, w, r, k, n) {
+				return
+			}
+			reg.ServeHTTP(w, r)
+		})
+	})
 	return fr
 }
 

@@ -4,16 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -57,13 +54,6 @@ func remoteOptions(ctx context.Context, rt *retry.Transport) []remote.Option {
 	return append([]remote.Option{remote.WithContext(ctx), remote.WithTransport(rt)}, rt.RemoteOptions()...)
 }
 
-func startRegistry(t *testing.T) string {
-	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
-}
-
 func push(ctx context.Context, host string, idx v1.ImageIndex, rt *retry.Transport) error {
 	repo, err := name.NewRepository(host + "/g/helper")
 	if err != nil {
@@ -80,7 +70,7 @@ func TestPushThroughTransientFaults(t *testing.T) {
 	require.NoError(t, err)
 
 	// The fault-free reference push.
-	clean := startRegistry(t)
+	clean := testkit.Registry(t)
 	require.NoError(t, push(t.Context(), clean, idx, client(t, io.Discard)))
 	cleanDesc, err := remote.Head(mustRef(t, clean+"/g/helper:v1"))
 	require.NoError(t, err)
@@ -89,7 +79,7 @@ func TestPushThroughTransientFaults(t *testing.T) {
 	faults := 0
 	for seed := int64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			host := startRegistry(t)
+			host := testkit.Registry(t)
 			p := start(t, Options{Target: "http://" + host, Seed: seed, Rate: 0.3})
 			logs := &testkit.Buffer{}
 			rt := client(t, logs)
@@ -151,7 +141,7 @@ func TestPushUnderPersistentFaultFailsClearly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			host := startRegistry(t)
+			host := testkit.Registry(t)
 			tt.opts.Target = "http://" + host
 			p := start(t, tt.opts)
 			rt := client(t, io.Discard)
