@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/gitmeta"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/release"
+	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
 // runBuild is build and push: gather inputs, plan, build, publish, report.
@@ -90,6 +92,13 @@ func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool)
 		return err
 	}
 	res, err := release.Build(ctx, plan, ro)
+	var failed *verify.FailedError
+	if errors.As(err, &failed) {
+		// The findings as verify prints them; the error line says what failed.
+		if werr := verify.WriteTable(cmd.ErrOrStderr(), failed.Name, failed.Report); werr != nil {
+			return werr
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -137,7 +137,7 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 		return err
 	}
 	if !rep.OK() {
-		return fmt.Errorf("%s failed verification (see the report above)", arg)
+		return &verify.FailedError{Name: arg, Report: rep}
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
 // An unchanged second run takes its layers and its verification from the
@@ -93,7 +94,9 @@ func TestFailedCheckUploadsNothing(t *testing.T) {
 	_, err = Build(context.Background(), plan, opts)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "image hello failed verification, nothing was published")
-	assert.Contains(t, err.Error(), "contract: FAIL")
+	var failed *verify.FailedError
+	require.ErrorAs(t, err, &failed, "the report travels with the error")
+	assert.Contains(t, verify.FindingLines(failed.Report), failed.Report.Platforms[0].Platform+" contract: FAIL: /bin/bash missing: gitlab-runner-build runs every stage with /bin/bash")
 	assert.Empty(t, handed)
 }
 

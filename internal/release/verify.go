@@ -82,15 +82,11 @@ func verifyIndex(ctx context.Context, img Image, checked func(v1.Hash, v1.Platfo
 	return nil
 }
 
-// failed is the error for a report with failures; warnings are left out.
+// failed is the error for a report with failures: one line that counts
+// them, wrapping the report (a *verify.FailedError) for the command to
+// print as verify's table.
 func failed(name string, rep *verify.Report) error {
-	var problems []string
-	for _, f := range rep.Findings() {
-		if !strings.Contains(f, ": warning: ") {
-			problems = append(problems, f)
-		}
-	}
-	return fmt.Errorf("image %s failed verification, nothing was published: %s", name, strings.Join(problems, "; "))
+	return &verify.FailedError{Name: "image " + name, Report: rep, Outcome: "nothing was published"}
 }
 
 // verifiedMarker names the cache file that records a passed verification

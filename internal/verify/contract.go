@@ -78,7 +78,7 @@ func checkContract(ctx context.Context, s spec, t *rootfs.FS, cfg *v1.ConfigFile
 	}
 	for _, l := range c.found {
 		if l.kind == executable && !c.canExec(l.info) {
-			c.f.fail(fmt.Sprintf("%s is not executable by %s (mode %04o): %s", l.path, c.user, l.info.Mode.Perm(), l.why))
+			c.f.failAt(l.path, fmt.Sprintf("%s is not executable by %s (mode %04o): %s", l.path, c.user, l.info.Mode.Perm(), l.why))
 		}
 	}
 	return c.f.done(fmt.Sprintf("%d required items present", len(c.found))), nil
@@ -92,23 +92,23 @@ func (c *contractCheck) locate(it item) {
 		var ok bool
 		where, n, ok = c.lookPath(it.path)
 		if !ok {
-			c.f.fail(fmt.Sprintf("%s missing from PATH: %s", it.path, it.why))
+			c.f.failAt(it.path, fmt.Sprintf("%s missing from PATH: %s", it.path, it.why))
 			return
 		}
 	} else {
 		var err error
 		_, n, err = c.t.Resolve(it.path, true)
 		if err != nil {
-			c.f.fail(c.missing(it.path, err) + ": " + it.why)
+			c.f.failAt(it.path, c.missing(it.path, err)+": "+it.why)
 			return
 		}
 	}
 	switch {
 	case !n.IsRegular():
-		c.f.fail(fmt.Sprintf("%s is not a regular file: %s", where, it.why))
+		c.f.failAt(where, fmt.Sprintf("%s is not a regular file: %s", where, it.why))
 		return
 	case it.kind == nonEmpty && n.Size == 0:
-		c.f.fail(fmt.Sprintf("%s is empty: %s", where, it.why))
+		c.f.failAt(where, fmt.Sprintf("%s is empty: %s", where, it.why))
 		return
 	}
 	l := located{item: it, path: where, info: n}
@@ -154,7 +154,7 @@ func (c *contractCheck) wantContents() {
 			p := l.path
 			c.texts[l.info.Source] = append(c.texts[l.info.Source], func(b []byte) {
 				if !hasLine(b, "umask 0000") {
-					c.f.fail(p + " does not run umask 0000: files the helper creates must be usable by the build container's user")
+					c.f.failAt(p, p+" does not run umask 0000: files the helper creates must be usable by the build container's user")
 				}
 			})
 		}
@@ -164,7 +164,7 @@ func (c *contractCheck) wantContents() {
 func (c *contractCheck) checkEntrypoint(b []byte) {
 	last := lastCommand(b)
 	if !c.spec.entrypoint(strings.Fields(last)) {
-		c.f.fail(fmt.Sprintf("/entrypoint does not end with %s (last line %q): %s", c.spec.entrypointWant, last, c.spec.entrypointWhy))
+		c.f.failAt("/entrypoint", fmt.Sprintf("/entrypoint does not end with %s (last line %q): %s", c.spec.entrypointWant, last, c.spec.entrypointWhy))
 	}
 }
 
@@ -173,13 +173,13 @@ func (c *contractCheck) readPasswd() {
 	const why = "the Helm chart runs the runner as uid 100 (Alpine) or 999 (Ubuntu) with home " + runnerHome
 	_, n, err := c.t.Resolve("/etc/passwd", true)
 	if err != nil || !n.IsRegular() {
-		c.f.fail("/etc/passwd missing: " + why)
+		c.f.failAt("/etc/passwd", "/etc/passwd missing: "+why)
 		return
 	}
 	c.texts[n.Source] = append(c.texts[n.Source], func(b []byte) {
 		uid, gid, ok := runnerUser(b)
 		if !ok {
-			c.f.fail("/etc/passwd has no user with uid 100 or 999 and home " + runnerHome + ": " + why)
+			c.f.failAt("/etc/passwd", "/etc/passwd has no user with uid 100 or 999 and home "+runnerHome+": "+why)
 			return
 		}
 		c.uid, c.gid, c.user = uid, gid, "uid "+strconv.Itoa(uid)
@@ -211,11 +211,11 @@ func (c *contractCheck) checkDirs() {
 		_, n, err := c.t.Resolve(d.path, true)
 		switch {
 		case err != nil:
-			c.f.fail(c.missing(d.path, err) + ": " + d.why)
+			c.f.failAt(d.path, c.missing(d.path, err)+": "+d.why)
 		case !n.IsDir():
-			c.f.fail(d.path + " is not a directory: " + d.why)
+			c.f.failAt(d.path, d.path+" is not a directory: "+d.why)
 		case !c.can(n, 0o2):
-			c.f.fail(fmt.Sprintf("%s is not writable by %s (owner %d, mode %04o): %s", d.path, c.user, n.UID, n.Mode.Perm(), d.why))
+			c.f.failAt(d.path, fmt.Sprintf("%s is not writable by %s (owner %d, mode %04o): %s", d.path, c.user, n.UID, n.Mode.Perm(), d.why))
 		}
 	}
 }
@@ -272,16 +272,16 @@ func (c *contractCheck) checkStatic(r io.Reader, ls []located, tmpDir string) er
 		for _, l := range ls {
 			switch {
 			case err != nil:
-				c.f.fail(fmt.Sprintf("%s: %v: %s", l.path, err, l.staticWhy))
+				c.f.failAt(l.path, fmt.Sprintf("%s: %v: %s", l.path, err, l.staticWhy))
 			case !static:
-				c.f.fail(fmt.Sprintf("%s is dynamically linked: %s", l.path, l.staticWhy))
+				c.f.failAt(l.path, fmt.Sprintf("%s is dynamically linked: %s", l.path, l.staticWhy))
 			}
 		}
 		return nil
 	})
 	if err == nil && !isELF {
 		for _, l := range ls {
-			c.f.fail(fmt.Sprintf("%s is not an ELF binary: %s", l.path, l.staticWhy))
+			c.f.failAt(l.path, fmt.Sprintf("%s is not an ELF binary: %s", l.path, l.staticWhy))
 		}
 	}
 	return err

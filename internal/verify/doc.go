@@ -45,5 +45,10 @@
 // os.Root so nothing lands outside it; the caller removes TempDir.
 //
 // Failures to read the image are errors; findings are never errors.
-// WriteTable and WriteJSON print reports.
+// Every failure and warning is reported once: a problem of a listed entry
+// is that entry's coverage check, only what belongs to no entry (a missing
+// platform, a node without an image) is a Report.Problem. Findings lists
+// them as objects (platform, check, path, reason); WriteTable prints the
+// per-platform grid with one line per finding under it, WriteJSON the same
+// findings as objects; FailedError carries a failed Report as an error.
 package verify

@@ -37,21 +37,21 @@ func (a *archCheck) check(p string, src rootfs.Source, f *os.File) {
 	file := elfFile{path: p, src: src, runnable: isProgram(f)}
 	defer func() { a.files = append(a.files, file) }()
 	if err := elfcheck.Check(f, a.platform); err != nil {
-		a.f.fail(namePath(p, err))
+		a.f.failAt(p, namePath(p, err))
 		return
 	}
 	info, ok, err := elfcheck.GoInfo(f)
 	if err != nil {
-		a.f.fail(fmt.Sprintf("%s: Go build info: %v", p, err))
+		a.f.failAt(p, fmt.Sprintf("%s: Go build info: %v", p, err))
 		return
 	}
 	if ok {
 		file.goBinary = true
 		if err := elfcheck.CheckGo(info, a.platform); err != nil {
-			a.f.fail(namePath(p, err))
+			a.f.failAt(p, namePath(p, err))
 		}
 		if info.CGOEnabled == "1" {
-			a.f.warn(fmt.Sprintf("%s: Go binary built with CGO_ENABLED=1", p))
+			a.f.warnAt(p, fmt.Sprintf("%s: Go binary built with CGO_ENABLED=1", p))
 		}
 	}
 	file.runnable = file.runnable || file.goBinary

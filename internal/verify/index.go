@@ -33,22 +33,23 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Report, error
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", d, err)
 	}
-	r := &Report{Digest: d.String(), Problems: []string{}}
+	r := &Report{Digest: d.String(), Problems: []Finding{}}
 	var entries []entry
 	for _, desc := range im.Manifests {
 		switch {
 		case isAttestation(desc):
 			continue
 		case desc.Platform == nil:
-			r.Problems = append(r.Problems, fmt.Sprintf("entry %s has no platform: clients cannot pick it", desc.Digest))
+			r.Problems = append(r.Problems, problem(CheckCoverage, "", fmt.Sprintf("entry %s has no platform: clients cannot pick it", desc.Digest)))
 		case desc.MediaType != types.OCIManifestSchema1 && desc.MediaType != types.DockerManifestSchema2:
-			r.Problems = append(r.Problems, fmt.Sprintf("entry %s (%s) is %s, not an OCI or Docker image manifest", desc.Digest, platform.Format(*desc.Platform), mediaTypeName(desc.MediaType)))
+			r.Problems = append(r.Problems, problem(CheckCoverage, platform.Format(*desc.Platform),
+				fmt.Sprintf("entry %s is %s, not an OCI or Docker image manifest", desc.Digest, mediaTypeName(desc.MediaType))))
 		default:
 			entries = append(entries, entry{desc: desc, platform: *desc.Platform})
 		}
 	}
 	if len(entries) == 0 {
-		r.Problems = append(r.Problems, "index lists no image manifests")
+		r.Problems = append(r.Problems, problem(CheckCoverage, "", "index lists no image manifests"))
 	}
 	coverage := checkCoverage(entries, opts.Platforms, &r.Problems)
 	listed := make([]v1.Platform, len(entries))
@@ -103,9 +104,12 @@ func Platform(ctx context.Context, img v1.Image, p v1.Platform, opts Options) ([
 	return verifyImage(ctx, img, &p, 0, opts)
 }
 
-// Image verifies a single image. When anything but exactly one platform is
-// expected, a single image is itself a problem: a multi-arch index was
-// expected. The image is checked against the platform its config names.
+// Image verifies a single image, such as the per-platform tag a runner
+// pulls (x86_64-v17.10.0). It passes when exactly one platform is expected
+// and the config names it (an arm config without a variant is taken as
+// v7, as runtimes do, with a warning); when anything else is expected, a
+// single image is itself a problem: a multi-arch index was expected. The
+// image is checked against the platform its config names.
 func Image(ctx context.Context, img v1.Image, opts Options) (*Report, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -120,13 +124,22 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("image %s: config: %w", d, err)
 	}
 	p := configPlatform(cfg)
-	r := &Report{Digest: d.String(), Problems: []string{}}
+	r := &Report{Digest: d.String(), Problems: []Finding{}}
 	var checks []Check
 	switch {
-	case len(opts.Platforms) != 1:
-		r.Problems = append(r.Problems, "single image where a multi-arch index was expected")
+	case len(opts.Platforms) == 0:
+		r.Problems = append(r.Problems, problem(CheckCoverage, platform.Format(p), fmt.Sprintf(
+			"single %s image where a multi-arch index was expected; to check it as a single-platform image, expect exactly its platform (--platforms %s)",
+			platform.Format(p), platform.Format(platform.Normalize(p)))))
+	case len(opts.Platforms) > 1:
+		r.Problems = append(r.Problems, problem(CheckCoverage, platform.Format(p), fmt.Sprintf(
+			"single %s image where a multi-arch index of %s was expected", platform.Format(p), platform.FormatList(opts.Platforms))))
 	case samePlatform(p, opts.Platforms[0]):
-		checks = append(checks, Check{Name: CheckCoverage, OK: true, Reason: platform.Format(p) + " as expected"})
+		checks = append(checks, Check{Name: CheckCoverage, OK: true, Reason: "as expected"})
+	case p.Architecture == "arm" && p.Variant == "" && platform.Equal(p, opts.Platforms[0]):
+		checks = append(checks,
+			Check{Name: CheckCoverage, OK: true, Reason: "as expected"},
+			Check{Name: CheckCoverage, OK: true, Warning: true, Reason: "the config says linux/arm without a variant; runtimes take it as " + platform.Format(opts.Platforms[0])})
 	default:
 		checks = append(checks, Check{Name: CheckCoverage, Reason: "image is " + platform.Format(p) + ", expected " + platform.Format(opts.Platforms[0])})
 	}
@@ -160,9 +173,9 @@ func mediaTypeName(mt types.MediaType) string {
 }
 
 // checkCoverage compares the listed platforms with the expected ones. It
-// appends index-level problems and returns each entry's coverage check (none
-// when nothing is expected).
-func checkCoverage(entries []entry, expected []v1.Platform, problems *[]string) [][]Check {
+// returns each entry's coverage check (none when nothing is expected) and
+// appends a problem for each expected platform no entry stands for.
+func checkCoverage(entries []entry, expected []v1.Platform, problems *[]Finding) [][]Check {
 	out := make([][]Check, len(entries))
 	if expected == nil {
 		return out
@@ -175,8 +188,7 @@ func checkCoverage(entries []entry, expected []v1.Platform, problems *[]string) 
 			name = platform.Format(platform.Normalize(e.platform))
 		}
 		if seen[name] {
-			*problems = append(*problems, name+" is listed more than once: runtimes pull only the first")
-			out[i] = []Check{{Name: CheckCoverage, Reason: name + " is listed more than once"}}
+			out[i] = []Check{{Name: CheckCoverage, Reason: name + " is listed more than once: runtimes pull only the first"}}
 			continue
 		}
 		seen[name] = true
@@ -184,21 +196,18 @@ func checkCoverage(entries []entry, expected []v1.Platform, problems *[]string) 
 		switch {
 		case j >= 0:
 			accounted[j] = true
-			out[i] = []Check{{Name: CheckCoverage, OK: true, Reason: name + " as expected"}}
+			out[i] = []Check{{Name: CheckCoverage, OK: true, Reason: "as expected"}}
 		case e.platform.Architecture == "arm" && e.platform.Variant == "" && armExpected(expected, accounted) >= 0:
 			j := armExpected(expected, accounted)
 			accounted[j] = true
-			reason := name + " entry has no variant; expected " + platform.Format(expected[j])
-			*problems = append(*problems, reason)
-			out[i] = []Check{{Name: CheckCoverage, Reason: reason}}
+			out[i] = []Check{{Name: CheckCoverage, Reason: "the entry has no variant; expected " + platform.Format(expected[j])}}
 		default:
-			*problems = append(*problems, name+" is in the index but was not expected")
-			out[i] = []Check{{Name: CheckCoverage, Reason: name + " was not expected"}}
+			out[i] = []Check{{Name: CheckCoverage, Reason: "in the index but not expected"}}
 		}
 	}
 	for j, p := range expected {
 		if !accounted[j] {
-			*problems = append(*problems, platform.Format(platform.Normalize(p))+" missing from the index")
+			*problems = append(*problems, problem(CheckCoverage, platform.Format(platform.Normalize(p)), "missing from the index"))
 		}
 	}
 	return out

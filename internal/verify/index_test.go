@@ -31,10 +31,10 @@ func TestIndexOddEntries(t *testing.T) {
 	require.NoError(t, err)
 	r, err := Index(context.Background(), idx, Options{Platforms: []v1.Platform{amd64, arm64}})
 	require.NoError(t, err)
-	assert.Equal(t, []string{
-		"entry " + im.Manifests[1].Digest.String() + " (linux/arm64) is an image index (application/vnd.oci.image.index.v1+json), not an OCI or Docker image manifest",
-		"entry " + im.Manifests[3].Digest.String() + " has no platform: clients cannot pick it",
-		"linux/arm64 missing from the index",
+	assert.Equal(t, []Finding{
+		problem(CheckCoverage, "linux/arm64", "entry "+im.Manifests[1].Digest.String()+" is an image index (application/vnd.oci.image.index.v1+json), not an OCI or Docker image manifest"),
+		problem(CheckCoverage, "", "entry "+im.Manifests[3].Digest.String()+" has no platform: clients cannot pick it"),
+		problem(CheckCoverage, "linux/arm64", "missing from the index"),
 	}, r.Problems)
 	require.Len(t, r.Platforms, 1, "attestations and broken entries are not checked")
 	assert.Equal(t, "linux/amd64", r.Platforms[0].Platform)
@@ -44,7 +44,7 @@ func TestIndexOddEntries(t *testing.T) {
 func TestIndexEmpty(t *testing.T) {
 	r, err := Index(context.Background(), roundTrip(t, empty.Index), Options{})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"index lists no image manifests"}, r.Problems)
+	assert.Equal(t, []Finding{problem(CheckCoverage, "", "index lists no image manifests")}, r.Problems)
 	assert.False(t, r.OK())
 }
 
@@ -56,8 +56,8 @@ func TestImageSingle(t *testing.T) {
 		problems []string
 		failures []string
 	}{
-		{name: "nothing expected: an index was", problems: []string{"single image where a multi-arch index was expected"}},
-		{name: "two expected", expected: []v1.Platform{amd64, arm64}, problems: []string{"single image where a multi-arch index was expected"}},
+		{name: "nothing expected: an index was", problems: []string{"single linux/arm64 image where a multi-arch index was expected; to check it as a single-platform image, expect exactly its platform (--platforms linux/arm64)"}},
+		{name: "two expected", expected: []v1.Platform{amd64, arm64}, problems: []string{"single linux/arm64 image where a multi-arch index of linux/amd64,linux/arm64 was expected"}},
 		{name: "the one expected", expected: []v1.Platform{arm64}},
 		{name: "another one expected", expected: []v1.Platform{amd64}, failures: []string{"image is linux/arm64, expected linux/amd64"}},
 	}
@@ -65,7 +65,12 @@ func TestImageSingle(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r, err := Image(context.Background(), img, Options{Platforms: tt.expected, Contract: ContractHelper})
 			require.NoError(t, err)
-			assert.Equal(t, append([]string{}, tt.problems...), r.Problems)
+			var problems []string
+			for _, p := range r.Problems {
+				assert.Equal(t, "linux/arm64", p.Platform)
+				problems = append(problems, p.Reason)
+			}
+			assert.Equal(t, tt.problems, problems)
 			var failures []string
 			for _, c := range r.Platforms[0].Checks {
 				if !c.OK {
@@ -77,8 +82,25 @@ func TestImageSingle(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, d.String(), r.Digest)
 			assert.Equal(t, tt.problems == nil && tt.failures == nil, r.OK())
+			var b bytes.Buffer
+			require.NoError(t, WriteTable(&b, "x86_64-v17.10.0", r))
+			if r.OK() {
+				assert.NotContains(t, b.String(), "index was expected")
+				assert.Contains(t, b.String(), " PASS\n")
+			}
 		})
 	}
+
+	// A per-arch arm image whose config names no variant is what the
+	// runtime takes for v7: it passes, with a warning.
+	arm := testImage(t, plat("linux", "arm", ""), v1.Config{})
+	r, err := Image(context.Background(), arm, Options{Platforms: []v1.Platform{armv7}})
+	require.NoError(t, err)
+	assert.True(t, r.OK(), failures(r))
+	assert.Contains(t, warnings(r), "linux/arm coverage: the config says linux/arm without a variant; runtimes take it as linux/arm/v7")
+	r, err = Image(context.Background(), arm, Options{Platforms: []v1.Platform{plat("linux", "arm", "v6")}})
+	require.NoError(t, err)
+	assert.False(t, r.OK(), "but not for v6")
 }
 
 func TestOwnLayers(t *testing.T) {
@@ -146,17 +168,17 @@ func TestIndexCanceled(t *testing.T) {
 func TestWriteTableAndJSON(t *testing.T) {
 	r := &Report{
 		Digest:   "sha256:0123456789abcdef0123",
-		Problems: []string{"linux/s390x missing from the index"},
+		Problems: []Finding{problem(CheckCoverage, "linux/s390x", "missing from the index")},
 		Platforms: []PlatformReport{
 			{Platform: "linux/amd64", Digest: "sha256:aaaaaaaaaaaaaaaa", Checks: []Check{
-				{Name: CheckCoverage, OK: true, Reason: "linux/amd64 as expected"},
+				{Name: CheckCoverage, OK: true, Reason: "as expected"},
 				{Name: CheckArch, OK: true, Reason: "1 ELF executable"},
-				{Name: CheckArch, OK: true, Warning: true, Reason: "/x: Go binary built with CGO_ENABLED=1"},
+				{Name: CheckArch, OK: true, Warning: true, Path: "/x", Reason: "/x: Go binary built with CGO_ENABLED=1"},
 			}},
 			{Platform: "linux/arm64", Digest: "sha256:bbbbbbbbbbbbbbbb", Checks: []Check{
 				{Name: CheckCoverage, OK: true},
-				{Name: CheckArch, Reason: "/usr/bin/gitlab-runner-helper is ELF 64-bit LSB x86-64 (linux/amd64), not linux/arm64"},
-				{Name: CheckContract, Reason: "/usr/bin/pgrep missing: the Helm chart's readiness probe runs /usr/bin/pgrep"},
+				{Name: CheckArch, Path: "/usr/bin/gitlab-runner-helper", Reason: "/usr/bin/gitlab-runner-helper is ELF 64-bit LSB x86-64 (linux/amd64), not linux/arm64"},
+				{Name: CheckContract, Path: "/usr/bin/pgrep", Reason: "/usr/bin/pgrep missing: the Helm chart's readiness probe runs /usr/bin/pgrep"},
 			}},
 		},
 	}
@@ -166,19 +188,20 @@ func TestWriteTableAndJSON(t *testing.T) {
 PLATFORM     DIGEST        COVERAGE  ARCH  CONTRACT
 linux/amd64  aaaaaaaaaaaa  ok        ok    -
 linux/arm64  bbbbbbbbbbbb  ok        FAIL  FAIL
+linux/s390x  -             FAIL      -     -
 
 linux/amd64 arch: warning: /x: Go binary built with CGO_ENABLED=1
 linux/arm64 arch: FAIL: /usr/bin/gitlab-runner-helper is ELF 64-bit LSB x86-64 (linux/amd64), not linux/arm64
 linux/arm64 contract: FAIL: /usr/bin/pgrep missing: the Helm chart's readiness probe runs /usr/bin/pgrep
-index: FAIL: linux/s390x missing from the index
+linux/s390x coverage: FAIL: missing from the index
 `, b.String())
 
 	b.Reset()
 	require.NoError(t, WriteJSON(&b, map[string]*Report{"gitlab-runner": r, "empty": {Digest: "sha256:00"}}))
 	var got map[string]struct {
-		OK        bool     `json:"ok"`
-		Digest    string   `json:"digest"`
-		Problems  []string `json:"problems"`
+		OK        bool      `json:"ok"`
+		Digest    string    `json:"digest"`
+		Findings  []Finding `json:"findings"`
 		Platforms []struct {
 			OK       bool    `json:"ok"`
 			Platform string  `json:"platform"`
@@ -191,8 +214,16 @@ index: FAIL: linux/s390x missing from the index
 	assert.True(t, got["gitlab-runner"].Platforms[0].OK)
 	assert.False(t, got["gitlab-runner"].Platforms[1].OK)
 	assert.Equal(t, r.Platforms[1].Checks, got["gitlab-runner"].Platforms[1].Checks)
+	assert.Equal(t, []Finding{
+		{Platform: "linux/amd64", Check: CheckArch, Path: "/x", Reason: "/x: Go binary built with CGO_ENABLED=1", Severity: SeverityWarning},
+		{Platform: "linux/arm64", Check: CheckArch, Path: "/usr/bin/gitlab-runner-helper", Reason: "/usr/bin/gitlab-runner-helper is ELF 64-bit LSB x86-64 (linux/amd64), not linux/arm64", Severity: SeverityFail},
+		{Platform: "linux/arm64", Check: CheckContract, Path: "/usr/bin/pgrep", Reason: "/usr/bin/pgrep missing: the Helm chart's readiness probe runs /usr/bin/pgrep", Severity: SeverityFail},
+		{Platform: "linux/s390x", Check: CheckCoverage, Reason: "missing from the index", Severity: SeverityFail},
+	}, got["gitlab-runner"].Findings)
+	assert.Contains(t, b.String(), `"path": "/usr/bin/pgrep"`)
+	assert.Contains(t, b.String(), `"check": "contract"`)
 	assert.True(t, got["empty"].OK)
-	assert.Contains(t, b.String(), `"problems": []`, "empty lists are [], not null")
+	assert.Contains(t, b.String(), `"findings": []`, "empty lists are [], not null")
 	assert.Contains(t, b.String(), `"platforms": []`)
 }
 

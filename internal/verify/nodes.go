@@ -106,10 +106,10 @@ func (k kubeNode) node() (Node, error) {
 	return n, nil
 }
 
-// nodesWithoutImage names, in node-name order, each node whose runtime finds
-// no image among listed. what ends the line.
-func nodesWithoutImage(nodes []Node, listed []v1.Platform, what string) []string {
-	var out []string
+// nodesWithoutImage is a problem, in node-name order, for each node whose
+// runtime finds no image among listed; what is its reason.
+func nodesWithoutImage(nodes []Node, listed []v1.Platform, what string) []Finding {
+	var out []Finding
 	sorted := append([]Node(nil), nodes...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	for _, n := range sorted {
@@ -119,7 +119,7 @@ func nodesWithoutImage(nodes []Node, listed []v1.Platform, what string) []string
 			served = served || runs(np, platform.Normalize(p))
 		}
 		if !served {
-			out = append(out, fmt.Sprintf("node %s (%s) %s", n.Name, platform.Format(np), what))
+			out = append(out, Finding{Platform: platform.Format(np), Check: CheckNodes, Node: n.Name, Reason: what, Severity: SeverityFail})
 		}
 	}
 	return out

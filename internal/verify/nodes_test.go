@@ -103,17 +103,21 @@ func TestIndexNodes(t *testing.T) {
 	)
 	r, err := Index(context.Background(), idx, Options{Nodes: nodes})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"node visionfive2-1 (linux/riscv64) has no image in this index"}, r.Problems)
+	assert.Equal(t, []Finding{{Platform: "linux/riscv64", Check: CheckNodes, Node: "visionfive2-1", Reason: "has no image in this index", Severity: SeverityFail}}, r.Problems)
 	assert.False(t, r.OK())
 
 	// A single image: every other node is named.
 	r, err = Image(context.Background(), testImage(t, arm64, v1.Config{}), Options{Nodes: nodes, Platforms: []v1.Platform{arm64}})
 	require.NoError(t, err)
+	var lines []string
+	for _, p := range r.Problems {
+		lines = append(lines, "node "+p.Node+" ("+p.Platform+") "+p.Reason)
+	}
 	assert.Equal(t, []string{
 		"node rpi-1 (linux/arm/v7) cannot run this linux/arm64 image",
 		"node visionfive2-1 (linux/riscv64) cannot run this linux/arm64 image",
 		"node worker-amd64-1 (linux/amd64) cannot run this linux/arm64 image",
-	}, r.Problems)
+	}, lines)
 }
 
 func FuzzParseNodes(f *testing.F) {

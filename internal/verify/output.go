@@ -11,9 +11,9 @@ import (
 
 // WriteTable prints one report for people: a header line with the name, the
 // short digest and PASS or FAIL; a grid with one row per platform (platform,
-// short digest, then per check "ok", "FAIL" or "-" when not run); then every
-// failure and warning on its own line, prefixed with its platform and check.
-// Index-level problems come last, prefixed with "index".
+// short digest, then per check "ok", "FAIL" or "-" when not run), expected
+// platforms missing from the index included; then every failure and warning
+// once, on its own line (see FindingLines).
 func WriteTable(w io.Writer, name string, r *Report) error {
 	verdict := "PASS"
 	if !r.OK() {
@@ -28,58 +28,96 @@ func WriteTable(w io.Writer, name string, r *Report) error {
 	for _, p := range r.Platforms {
 		row := []string{p.Platform, shortDigest(p.Digest)}
 		for _, n := range names {
-			row = append(row, cell(p.Checks, n))
+			row = append(row, cell(r, p, n))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	for _, p := range missingPlatforms(r) {
+		row := []string{p, "-"}
+		for _, n := range names {
+			state := "-"
+			if n == CheckCoverage {
+				state = "FAIL"
+			}
+			row = append(row, state)
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	b.WriteString("\n")
-	for _, f := range r.Findings() {
-		fmt.Fprintln(&b, f)
+	if lines := FindingLines(r); len(lines) > 0 {
+		b.WriteString("\n")
+		for _, l := range lines {
+			fmt.Fprintln(&b, l)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// Findings lists every failure and warning once: a reason shared by
-// several platforms is one line naming them all ("linux/amd64,linux/arm64
-// contract: FAIL: ..."), in the order first seen; index-level problems
-// come last, prefixed with "index".
-func (r *Report) Findings() []string {
-	type finding struct {
-		check, kind, reason string
-		platforms           []string
+// FindingLines prints every failure and warning of r once, one line each:
+// "PLATFORMS CHECK: FAIL: REASON", where a reason shared by several
+// platforms is one line naming them all ("linux/amd64,linux/arm64
+// contract: FAIL: ..."), in the order first seen. A problem about no
+// platform is prefixed "index", a node "node NAME (PLATFORM)".
+func FindingLines(r *Report) []string {
+	type line struct {
+		label     string
+		f         Finding
+		platforms []string
 	}
-	var order []*finding
-	seen := map[string]*finding{}
-	for _, p := range r.Platforms {
-		for _, c := range p.Checks {
-			kind := "FAIL"
-			switch {
-			case !c.OK:
-			case c.Warning:
-				kind = "warning"
-			default:
-				continue
-			}
-			key := c.Name + "\x00" + kind + "\x00" + c.Reason
-			f, ok := seen[key]
-			if !ok {
-				f = &finding{check: c.Name, kind: kind, reason: c.Reason}
-				seen[key] = f
-				order = append(order, f)
-			}
-			f.platforms = append(f.platforms, p.Platform)
+	var order []*line
+	seen := map[Finding]*line{}
+	for _, f := range r.Findings() {
+		if f.Node != "" {
+			order = append(order, &line{label: "node " + f.Node + " (" + f.Platform + ")", f: f})
+			continue
+		}
+		key := f
+		key.Platform = ""
+		l, ok := seen[key]
+		if !ok {
+			l = &line{f: f}
+			seen[key] = l
+			order = append(order, l)
+		}
+		if f.Platform != "" {
+			l.platforms = append(l.platforms, f.Platform)
 		}
 	}
-	var out []string
-	for _, f := range order {
-		out = append(out, fmt.Sprintf("%s %s: %s: %s", strings.Join(f.platforms, ","), f.check, f.kind, f.reason))
+	out := make([]string, 0, len(order))
+	for _, l := range order {
+		label := l.label
+		switch {
+		case label != "":
+			label += ":"
+		case len(l.platforms) == 0:
+			label = "index " + l.f.Check + ":"
+		default:
+			label = strings.Join(l.platforms, ",") + " " + l.f.Check + ":"
+		}
+		kind := "FAIL"
+		if l.f.Severity == SeverityWarning {
+			kind = "warning"
+		}
+		out = append(out, label+" "+kind+": "+l.f.Reason)
 	}
-	for _, problem := range r.Problems {
-		out = append(out, "index: FAIL: "+problem)
+	return out
+}
+
+// missingPlatforms lists the platforms of coverage problems that have no
+// row of their own: expected platforms the index lacks.
+func missingPlatforms(r *Report) []string {
+	var out []string
+	for _, p := range r.Problems {
+		if p.Check != CheckCoverage || p.Platform == "" || p.Node != "" || slices.Contains(out, p.Platform) {
+			continue
+		}
+		listed := slices.ContainsFunc(r.Platforms, func(pr PlatformReport) bool { return pr.Platform == p.Platform })
+		if !listed {
+			out = append(out, p.Platform)
+		}
 	}
 	return out
 }
@@ -94,6 +132,11 @@ func checkNames(r *Report) []string {
 			}
 		}
 	}
+	for _, p := range r.Problems {
+		if p.Platform != "" && p.Node == "" && !slices.Contains(names, p.Check) {
+			names = append(names, p.Check) // a missing platform's row, or a listed one's cell
+		}
+	}
 	rank := func(n string) int {
 		if i := slices.Index(checkOrder, n); i >= 0 {
 			return i
@@ -104,9 +147,16 @@ func checkNames(r *Report) []string {
 	return names
 }
 
-func cell(checks []Check, name string) string {
+// cell is "FAIL" when check name failed on p's image or a problem names p
+// and the check, "ok" when it passed, "-" when it did not run.
+func cell(r *Report, p PlatformReport, name string) string {
+	for _, pr := range r.Problems {
+		if pr.Platform == p.Platform && pr.Check == name && pr.Node == "" && pr.Severity != SeverityWarning {
+			return "FAIL"
+		}
+	}
 	state := "-"
-	for _, c := range checks {
+	for _, c := range p.Checks {
 		if c.Name != name {
 			continue
 		}
@@ -138,11 +188,11 @@ func shortDigest(d string) string {
 	return hex
 }
 
-// jsonReport is a Report with its verdict, for WriteJSON.
+// jsonReport is a Report with its verdict and findings, for WriteJSON.
 type jsonReport struct {
 	OK        bool                 `json:"ok"`
 	Digest    string               `json:"digest"`
-	Problems  []string             `json:"problems"`
+	Findings  []Finding            `json:"findings"`
 	Platforms []jsonPlatformReport `json:"platforms"`
 }
 
@@ -152,16 +202,18 @@ type jsonPlatformReport struct {
 }
 
 // WriteJSON prints reports keyed by image name as one indented JSON object
-// (keys sorted). Each report carries "ok", "digest", "problems" and
-// "platforms"; each platform "ok", "platform", "digest" and "checks"; each
-// check "name", "ok", "reason" and, for warnings, "warning". Lists are
-// never null.
+// (keys sorted). Each report carries "ok", "digest", "findings" (every
+// failure and warning once, as Findings lists them: objects with
+// "platform", "check", "path", "reason", "severity" and, for nodes,
+// "node") and "platforms"; each platform "ok", "platform", "digest" and
+// "checks", passing ones included; each check "check", "ok", "reason" and,
+// when set, "path" and "warning". Lists are never null.
 func WriteJSON(w io.Writer, reports map[string]*Report) error {
 	out := make(map[string]jsonReport, len(reports))
 	for name, r := range reports {
-		jr := jsonReport{OK: r.OK(), Digest: r.Digest, Problems: r.Problems, Platforms: []jsonPlatformReport{}}
-		if jr.Problems == nil {
-			jr.Problems = []string{}
+		jr := jsonReport{OK: r.OK(), Digest: r.Digest, Findings: r.Findings(), Platforms: []jsonPlatformReport{}}
+		if jr.Findings == nil {
+			jr.Findings = []Finding{}
 		}
 		for _, p := range r.Platforms {
 			if p.Checks == nil {

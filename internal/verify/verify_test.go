@@ -13,19 +13,19 @@ import (
 	"github.com/helperbuild/helperbuild/internal/tartest"
 )
 
-// failures lists "platform check: reason" for every failed check, and
-// "index: problem" for every problem.
+// failures lists "platform check: reason" for every failed check and
+// problem ("index check: reason" for a problem about no platform).
 func failures(r *Report) []string {
 	var out []string
-	for _, p := range r.Platforms {
-		for _, c := range p.Checks {
-			if !c.OK {
-				out = append(out, p.Platform+" "+c.Name+": "+c.Reason)
-			}
+	for _, f := range r.Findings() {
+		if f.Severity == SeverityWarning {
+			continue
 		}
-	}
-	for _, pr := range r.Problems {
-		out = append(out, "index: "+pr)
+		where := f.Platform
+		if where == "" {
+			where = "index"
+		}
+		out = append(out, where+" "+f.Check+": "+f.Reason)
 	}
 	return out
 }
@@ -91,7 +91,7 @@ func TestIndex(t *testing.T) {
 				return testIndex(t, listed{amd64, goodHelper(t, amd64, "amd64")}, listed{arm64, goodHelper(t, arm64, "arm64")})
 			},
 			opts: Options{Platforms: []v1.Platform{amd64, arm64, plat("linux", "s390x", "")}},
-			want: []string{"index: linux/s390x missing from the index"},
+			want: []string{"linux/s390x coverage: missing from the index"},
 		},
 		{
 			name: "arm entry without variant",
@@ -99,10 +99,7 @@ func TestIndex(t *testing.T) {
 				return testIndex(t, listed{amd64, goodHelper(t, amd64, "amd64")}, listed{plat("linux", "arm", ""), testImage(t, plat("linux", "arm", ""), v1.Config{})})
 			},
 			opts: Options{Platforms: []v1.Platform{amd64, plat("linux", "arm", "")}},
-			want: []string{
-				"linux/arm coverage: linux/arm entry has no variant; expected linux/arm/v7",
-				"index: linux/arm entry has no variant; expected linux/arm/v7",
-			},
+			want: []string{"linux/arm coverage: the entry has no variant; expected linux/arm/v7"},
 		},
 		{
 			name: "extra and duplicate platforms",
@@ -112,10 +109,8 @@ func TestIndex(t *testing.T) {
 			},
 			opts: Options{Platforms: []v1.Platform{arm64}},
 			want: []string{
-				"linux/arm64/v8 coverage: linux/arm64 is listed more than once",
-				"linux/arm/v7 coverage: linux/arm/v7 was not expected",
-				"index: linux/arm64 is listed more than once: runtimes pull only the first",
-				"index: linux/arm/v7 is in the index but was not expected",
+				"linux/arm64/v8 coverage: linux/arm64 is listed more than once: runtimes pull only the first",
+				"linux/arm/v7 coverage: in the index but not expected",
 			},
 		},
 		{
