@@ -85,6 +85,8 @@ described by helperbuild.yaml (or --config).`,
 	fl.StringVar(&f.config, "config", "", "recipe file (default: helperbuild.yaml in the current directory)")
 	fl.StringArrayVar(&f.images, "image", nil, "build only this image of the config (repeatable)")
 	fl.StringVar(&f.repo, "repo", "", "repository prefix: an image's reference is PREFIX/<image name> (default: CI_REGISTRY_IMAGE)")
+	_ = cmd.RegisterFlagCompletionFunc("platforms", completePlatforms(true))
+	_ = cmd.RegisterFlagCompletionFunc("compression-level", completeLevel)
 	if push {
 		fl.StringArrayVar(&f.tags, "tag", nil, "config-free: full reference to tag, e.g. registry.example.com/group/helper:v1.2.3 (repeatable)")
 	} else {

@@ -81,7 +81,10 @@ directly (no Docker daemon, no QEMU) and publishes one OCI image index per image
 so every node of a mixed-architecture cluster pulls its native build from one tag.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints what `helperbuild version` does.
+		Version: version,
 	}
+	root.SetVersionTemplate(strings.ReplaceAll(versionText(), "{{", `{{"{{"}}`))
 	// An unknown command is a usage error (cobra's own is a plain error).
 	root.Args = cobra.ArbitraryArgs
 	root.RunE = func(cmd *cobra.Command, args []string) error {

@@ -55,6 +55,9 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors.`,
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
 	fl.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "platforms checked at once")
 	f.retry.register(fl)
+	_ = cmd.RegisterFlagCompletionFunc("platforms", completePlatforms(false))
+	_ = cmd.RegisterFlagCompletionFunc("contract", completeContract)
+	_ = cmd.RegisterFlagCompletionFunc("format", completeFormat)
 	return cmd
 }
 

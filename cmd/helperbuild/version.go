@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -19,12 +20,14 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print helperbuild's version, revision and Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "Version:      %s\n", version)
-			fmt.Fprintf(w, "Git revision: %s\n", revision)
-			fmt.Fprintf(w, "GO version:   %s\n", runtime.Version())
-			fmt.Fprintf(w, "OS/Arch:      %s/%s\n", runtime.GOOS, runtime.GOARCH)
-			return nil
+			_, err := io.WriteString(cmd.OutOrStdout(), versionText())
+			return err
 		},
 	}
+}
+
+// versionText is what `helperbuild version` and `helperbuild --version` print.
+func versionText() string {
+	return fmt.Sprintf("Version:      %s\nGit revision: %s\nGO version:   %s\nOS/Arch:      %s/%s\n",
+		version, revision, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
