@@ -12,9 +12,10 @@ import (
 	"time"
 )
 
-// ToArchive writes images as an OCI layout into a tar file. The layout is
-// built in tmpDir and the tar is written next to file and renamed into place,
-// so file is either the old content or the complete new one.
+// ToArchive writes images as an OCI layout into a tar file (mode 0644
+// before the umask). The layout is built in tmpDir and the tar is written
+// next to file and renamed into place, so file is either the old content
+// or the complete new one.
 func ToArchive(ctx context.Context, file, tmpDir string, epoch time.Time, images []Image) error {
 	dir, err := os.MkdirTemp(tmpDir, "oci-archive-")
 	if err != nil {
@@ -24,19 +25,8 @@ func ToArchive(ctx context.Context, file, tmpDir string, epoch time.Time, images
 	if err := ToLayout(ctx, dir, images); err != nil {
 		return err
 	}
-	out, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
+	err = writeFileAtomic(file, func(w io.Writer) error { return tarDir(ctx, w, dir, epoch) })
 	if err != nil {
-		return fmt.Errorf("output %s: %w", file, err)
-	}
-	defer os.Remove(out.Name())
-	if err := tarDir(ctx, out, dir, epoch); err != nil {
-		out.Close()
-		return fmt.Errorf("output %s: %w", file, err)
-	}
-	if err := out.Close(); err != nil {
-		return fmt.Errorf("output %s: %w", file, err)
-	}
-	if err := os.Rename(out.Name(), file); err != nil {
 		return fmt.Errorf("output %s: %w", file, err)
 	}
 	return nil
