@@ -203,3 +203,24 @@ func writeTar(t *testing.T, file, dir string, extra *tar.Header) {
 	}))
 	require.NoError(t, tw.Close())
 }
+
+func TestCheckTag(t *testing.T) {
+	for tag, want := range map[string]string{
+		"v17.10.0":               "",
+		"x86_64-v17.10.0":        "",
+		"v17.10.0+fancy.1":       `'+' (character 9) is not allowed in a tag, only A-Z a-z 0-9 _ . -`,
+		"feature/x":              `'/' (character 8) is not allowed in a tag, only A-Z a-z 0-9 _ . -`,
+		"vé+1":                   `'é' (character 2) is not allowed in a tag, only A-Z a-z 0-9 _ . -`,
+		"-rc1":                   `a tag cannot start with '-'`,
+		"":                       "a tag cannot be empty",
+		strings.Repeat("a", 129): "129 characters, a tag has at most 128",
+	} {
+		err := CheckTag(tag)
+		if want == "" {
+			assert.NoError(t, err, tag)
+			continue
+		}
+		assert.EqualError(t, err, want, tag)
+		assert.False(t, ValidTag(tag))
+	}
+}

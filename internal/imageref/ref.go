@@ -136,6 +136,44 @@ var tagGrammar = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 // ValidTag reports whether s is a tag a registry accepts.
 func ValidTag(s string) bool { return tagGrammar.MatchString(s) }
 
+// CheckTag says why s is not a tag a registry accepts, naming the first
+// offending character (a tag is [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}); nil
+// when it is one.
+func CheckTag(s string) error {
+	if ValidTag(s) {
+		return nil
+	}
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_':
+		case r == '.' || r == '-':
+			if i == 0 {
+				return &TagCharError{Char: r, Pos: 1, First: true}
+			}
+		default:
+			return &TagCharError{Char: r, Pos: len([]rune(s[:i])) + 1}
+		}
+	}
+	if s == "" {
+		return fmt.Errorf("a tag cannot be empty")
+	}
+	return fmt.Errorf("%d characters, a tag has at most 128", len(s))
+}
+
+// TagCharError is a character a tag cannot hold (there, or at all).
+type TagCharError struct {
+	Char  rune
+	Pos   int  // 1-based, in characters
+	First bool // allowed, but not as the first character
+}
+
+func (e *TagCharError) Error() string {
+	if e.First {
+		return fmt.Sprintf("a tag cannot start with %q", e.Char)
+	}
+	return fmt.Sprintf("%q (character %d) is not allowed in a tag, only A-Z a-z 0-9 _ . -", e.Char, e.Pos)
+}
+
 // IsInsecure reports whether host is in the insecure list.
 func IsInsecure(host string, insecure []string) bool {
 	for _, h := range insecure {

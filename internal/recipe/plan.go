@@ -8,6 +8,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
@@ -15,6 +16,10 @@ import (
 type Selection struct {
 	Images    []string      // image names; empty means all. An unknown name is an error.
 	Platforms []v1.Platform // replaces the top-level platforms; nil means the config's
+	// Tags are index tags added to every selected image, after its own
+	// (the command's --tag). A tag that is not valid, or that an image
+	// also renders as a platform tag, is an error.
+	Tags []string
 }
 
 // Plan is a config with every template rendered and every value checked,
@@ -62,6 +67,11 @@ func (c *Config) Plan(vars Vars, sel Selection) (*Plan, error) {
 	picked, err := c.pickImages(sel.Images)
 	if err != nil {
 		return nil, err
+	}
+	for _, t := range sel.Tags {
+		if err := imageref.CheckTag(t); err != nil {
+			return nil, fmt.Errorf("extra tag %q: %w", t, err)
+		}
 	}
 	list := c.Platforms
 	if len(sel.Platforms) > 0 {
@@ -111,7 +121,7 @@ func (c *Config) Plan(vars Vars, sel Selection) (*Plan, error) {
 		return nil, err
 	}
 	for k, i := range picked {
-		img, err := c.planImage(i, imagePlatforms[k], vars)
+		img, err := c.planImage(i, imagePlatforms[k], vars, sel.Tags)
 		if err != nil {
 			return nil, err
 		}

@@ -55,18 +55,36 @@ func TestPlanErrors(t *testing.T) {
 			name:    "invalid rendered tag",
 			yaml:    minimal,
 			vars:    &Vars{Version: "v1.2.3+build.5"},
-			wantErr: `:12: image gitlab-runner-helper: images[0].tags[0] renders tag "v1.2.3+build.5", which is not a valid tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})`,
+			wantErr: `:12: image gitlab-runner-helper: images[0].tags[0] renders tag "v1.2.3+build.5": '+' (character 7) is not allowed in a tag, only A-Z a-z 0-9 _ . -; use the replace template function: {{.Version | replace "+" "-"}}`,
+		},
+		{
+			name:    "invalid rendered tag from a template with a suffix and a pipe",
+			yaml:    strings.Replace(minimal, `tags: ["{{.Version}}"]`, `tags: ["{{ .Version | trimPrefix \"v\" }}-alpine"]`, 1),
+			vars:    &Vars{Version: "v17.10.0+fancy.1"},
+			wantErr: `:12: image gitlab-runner-helper: images[0].tags[0] renders tag "17.10.0+fancy.1-alpine": '+' (character 8) is not allowed in a tag, only A-Z a-z 0-9 _ . -; use the replace template function: {{.Version | trimPrefix "v" | replace "+" "-"}}-alpine`,
+		},
+		{
+			name:    "rendered tag starting with a dot",
+			yaml:    strings.Replace(minimal, `tags: ["{{.Version}}"]`, `tags: ["{{.Branch}}"]`, 1),
+			vars:    &Vars{Version: "v1", Branch: ".hidden"},
+			wantErr: `:12: image gitlab-runner-helper: images[0].tags[0] renders tag ".hidden": a tag cannot start with '.'; use the trimPrefix template function: {{.Branch | trimPrefix "."}}`,
+		},
+		{
+			name:    "extra tag that is also a platform tag",
+			yaml:    minimal + "    platform_tags: [\"{{.GitLabArch}}-{{.Version}}\"]\n",
+			sel:     Selection{Tags: []string{"x86_64-v17.10.0"}},
+			wantErr: `:13: image gitlab-runner-helper: platform tag "x86_64-v17.10.0" of linux/amd64 is also an index tag`,
 		},
 		{
 			name:    "empty rendered tag",
 			yaml:    minimal,
 			vars:    &Vars{},
-			wantErr: `:12: image gitlab-runner-helper: images[0].tags[0] renders tag "", which is not a valid tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})`,
+			wantErr: `:12: image gitlab-runner-helper: images[0].tags[0] renders tag "": a tag cannot be empty`,
 		},
 		{
 			name:    "invalid platform tag",
 			yaml:    minimal + "    platform_tags: [\"{{.OS}}/{{.Arch}}\"]\n",
-			wantErr: `:13: image gitlab-runner-helper: images[0].platform_tags[0] renders tag "linux/amd64" for linux/amd64, which is not a valid tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})`,
+			wantErr: `:13: image gitlab-runner-helper: images[0].platform_tags[0] renders tag "linux/amd64" for linux/amd64: '/' (character 6) is not allowed in a tag, only A-Z a-z 0-9 _ . -; use the replace template function: {{.Version | replace "/" "-"}}`,
 		},
 		{
 			name:    "platform tags collide",
@@ -194,4 +212,20 @@ func TestPlanUnbuildableSelection(t *testing.T) {
 	_, err := c.Plan(testVars, Selection{Platforms: []v1.Platform{{OS: "windows", Architecture: "amd64"}}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "selected platforms: Go cannot build windows/amd64")
+}
+
+func TestPlanExtraTags(t *testing.T) {
+	c := writeConfig(t, minimal+"  - name: other\n    dockerfile: dockerfiles/custom/Dockerfile\n    tags: [\"{{.Version}}\", latest]\n")
+	plan, err := c.Plan(testVars, Selection{Tags: []string{"stable", "v17.10.0"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v17.10.0", "stable"}, plan.Images[0].Tags, "added after the image's own, once")
+	assert.Equal(t, []string{"v17.10.0", "latest", "stable"}, plan.Images[1].Tags)
+
+	plan, err = c.Plan(testVars, Selection{Images: []string{"other"}, Tags: []string{"stable"}})
+	require.NoError(t, err)
+	require.Len(t, plan.Images, 1, "only the selected images")
+
+	_, err = c.Plan(testVars, Selection{Tags: []string{"v1+x"}})
+	require.Error(t, err)
+	assert.Equal(t, `extra tag "v1+x": '+' (character 3) is not allowed in a tag, only A-Z a-z 0-9 _ . -`, err.Error())
 }

@@ -1,10 +1,12 @@
 package recipe
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -13,8 +15,9 @@ import (
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
-// planImage renders image i for the platforms it builds.
-func (c *Config) planImage(i int, platforms []v1.Platform, vars Vars) (Image, error) {
+// planImage renders image i for the platforms it builds; extraTags are
+// index tags it gets after its own.
+func (c *Config) planImage(i int, platforms []v1.Platform, vars Vars, extraTags []string) (Image, error) {
 	spec := c.Images[i]
 	p := index("images", i)
 	img := Image{Name: spec.Name, Platforms: platforms, Contract: spec.Contract}
@@ -44,9 +47,14 @@ func (c *Config) planImage(i int, platforms []v1.Platform, vars Vars) (Image, er
 		if err != nil {
 			return img, err
 		}
-		if err := c.checkTag(tp, spec.Name, tag, ""); err != nil {
+		if err := c.checkTag(tp, t, spec.Name, tag, ""); err != nil {
 			return img, err
 		}
+		if !slices.Contains(img.Tags, tag) {
+			img.Tags = append(img.Tags, tag)
+		}
+	}
+	for _, tag := range extraTags {
 		if !slices.Contains(img.Tags, tag) {
 			img.Tags = append(img.Tags, tag)
 		}
@@ -164,7 +172,7 @@ func (c *Config) planPlatformTags(img *Image, spec ImageSpec, p string, vars Var
 			if err != nil {
 				return err
 			}
-			if err := c.checkTag(tp, spec.Name, tag, key); err != nil {
+			if err := c.checkTag(tp, t, spec.Name, tag, key); err != nil {
 				return err
 			}
 			if slices.Contains(img.Tags, tag) {
@@ -182,14 +190,36 @@ func (c *Config) planPlatformTags(img *Image, spec ImageSpec, p string, vars Var
 	return nil
 }
 
-// checkTag reports a rendered tag that the registry API would refuse.
-func (c *Config) checkTag(path, image, tag, platformKey string) error {
-	if imageref.ValidTag(tag) {
+// checkTag reports a rendered tag that the registry API would refuse:
+// the offending character and a template that removes it.
+func (c *Config) checkTag(path, text, image, tag, platformKey string) error {
+	err := imageref.CheckTag(tag)
+	if err == nil {
 		return nil
 	}
 	suffix := ""
 	if platformKey != "" {
 		suffix = " for " + platformKey
 	}
-	return errAt(c.Path, c.line(path), fmt.Sprintf("image %s: %s renders tag %q%s, which is not a valid tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})", image, path, tag, suffix))
+	msg := fmt.Sprintf("image %s: %s renders tag %q%s: %v", image, path, tag, suffix, err)
+	var ce *imageref.TagCharError
+	if errors.As(err, &ce) {
+		fn := fmt.Sprintf("replace %q %q", string(ce.Char), "-")
+		if ce.First {
+			fn = fmt.Sprintf("trimPrefix %q", string(ce.Char))
+		}
+		msg += "; use the " + strings.Fields(fn)[0] + " template function: " + withPipe(text, fn)
+	}
+	return errAt(c.Path, c.line(path), msg)
+}
+
+// withPipe suggests text with fn applied: to its one action when it has
+// exactly one ({{.Version}} -> {{.Version | fn}}), else to .Version.
+func withPipe(text, fn string) string {
+	open, close := strings.Index(text, "{{"), strings.LastIndex(text, "}}")
+	if open >= 0 && close > open && strings.Count(text, "{{") == 1 {
+		action := strings.TrimSpace(strings.Trim(text[open+2:close], "-"))
+		return text[:open] + "{{" + action + " | " + fn + "}}" + text[close+2:]
+	}
+	return "{{.Version | " + fn + "}}"
 }
