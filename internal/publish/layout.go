@@ -16,7 +16,7 @@ import (
 func ToLayout(ctx context.Context, dir string, images []Image) error {
 	l, err := openLayout(dir)
 	if err != nil {
-		return err
+		return fmt.Errorf("layout %s: %w", dir, err)
 	}
 	for _, img := range images {
 		if err := l.addIndex(img.Index); err != nil {

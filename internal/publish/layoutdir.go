@@ -57,10 +57,10 @@ func openLayout(dir string) (*layoutDir, error) {
 	case errors.Is(err, os.ErrNotExist):
 		return l, nil
 	case err != nil:
-		return nil, fmt.Errorf("layout %s: %w", dir, err)
+		return nil, err
 	}
 	if err := json.Unmarshal(data, &l.index); err != nil {
-		return nil, fmt.Errorf("layout %s: index.json: %w", dir, err)
+		return nil, fmt.Errorf("index.json: %w", err)
 	}
 	if l.index.Manifests == nil {
 		l.index.Manifests = []v1.Descriptor{}
