@@ -108,9 +108,22 @@ func TestBadInput(t *testing.T) {
 		{name: "dockerfile outside the recipe directory", files: map[string]string{"helperbuild.yaml": strings.Replace(recipeYAML, "dockerfile: Dockerfile", "dockerfile: ../Dockerfile", 1)},
 			args: []string{"build"}, code: 2, want: []string{"../Dockerfile"}},
 
-		// Outputs.
+		// Outputs: checked before anything compiles (one line on stderr: no
+		// "compiled" progress line before it).
 		{name: "output path under a file", files: map[string]string{"afile": "x"},
 			args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--output", "oci:afile/sub", "./cmd/app"}, code: 2, want: []string{"afile"}},
+		{name: "output layout that cannot be created", args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--output", "oci:/proc/nope", "./cmd/app"},
+			code: 2, want: []string{"--output oci:/proc/nope: cannot create /proc/nope"}},
+		{name: "output archive in a directory that takes no files", args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--output", "oci-archive:/proc/nope.tar", "./cmd/app"},
+			code: 2, want: []string{"--output oci-archive:/proc/nope.tar: cannot write /proc/nope.tar"}},
+		{name: "output archive in a missing directory", args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--output", "oci-archive:missing/x.tar", "./cmd/app"},
+			code: 2, want: []string{"--output oci-archive:missing/x.tar: directory missing does not exist"}},
+		{name: "output archive that is a directory", files: map[string]string{"adir/f": "x"},
+			args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--output", "oci-archive:adir", "./cmd/app"}, code: 2, want: []string{"adir is a directory"}},
+		{name: "output layout with a broken index.json", files: map[string]string{"lay/index.json": "{nope"},
+			args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--output", "oci:lay", "./cmd/app"}, code: 2, want: []string{"--output oci:lay: lay is not a usable OCI layout: index.json"}},
+		{name: "cache directory that cannot be created", args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--cache-dir", "/proc/nope", "./cmd/app"},
+			code: 2, want: []string{"--cache-dir /proc/nope", "--no-cache"}},
 
 		// verify.
 		{name: "verify without a reference", args: []string{"verify"}, code: 2, want: []string{"verify"}},

@@ -38,7 +38,7 @@ type buildFlags struct {
 	noCache      bool
 }
 
-func newBuildCmd(env Env, push bool) *cobra.Command {
+func newBuildCmd(env Env, push bool, exec buildExec) *cobra.Command {
 	f := &buildFlags{}
 	use, short := "build [PACKAGE]", "Build images for every platform into an OCI layout or archive"
 	if push {
@@ -63,7 +63,11 @@ described by helperbuild.yaml (or --config).`,
 			if len(args) == 1 {
 				pkg = args[0]
 			}
-			return runBuild(cmd, env, f, pkg, push)
+			r, err := prepareBuild(cmd, env, f, pkg, push)
+			if err != nil {
+				return err
+			}
+			return exec(r, cmd)
 		},
 	}
 	fl := cmd.Flags()
@@ -84,13 +88,13 @@ described by helperbuild.yaml (or --config).`,
 	fl.BoolVar(&f.noCache, "no-cache", false, "keep nothing between runs")
 	fl.StringVar(&f.config, "config", "", "recipe file (default: helperbuild.yaml in the current directory)")
 	fl.StringArrayVar(&f.images, "image", nil, "build only this image of the config (repeatable)")
-	fl.StringVar(&f.repo, "repo", "", "repository prefix: an image's reference is PREFIX/<image name> (default: CI_REGISTRY_IMAGE)")
+	fl.StringVar(&f.repo, "repo", "", "push: repository prefix, an image's reference is PREFIX/<image name> (default: CI_REGISTRY_IMAGE); config-free, a --tag without a registry goes to PREFIX/<binary name>")
 	_ = cmd.RegisterFlagCompletionFunc("platforms", completePlatforms(true))
 	_ = cmd.RegisterFlagCompletionFunc("compression-level", completeLevel)
 	if push {
-		fl.StringArrayVar(&f.tags, "tag", nil, "config-free: full reference to tag, e.g. registry.example.com/group/helper:v1.2.3 (repeatable)")
+		fl.StringArrayVar(&f.tags, "tag", nil, "config-free: reference to tag, e.g. registry.example.com/group/helper:v1.2.3, or TAG with --repo; recipe: a tag every image also gets (repeatable)")
 	} else {
-		fl.StringArrayVar(&f.tags, "tag", nil, "config-free: tag name for the layout entry (repeatable; default latest)")
+		fl.StringArrayVar(&f.tags, "tag", nil, "config-free: name of the layout entry (default latest); recipe: a tag every image's entries also get (repeatable)")
 		fl.StringVar(&f.output, "output", "oci:out/oci", "where to write: oci:DIR or oci-archive:FILE.tar")
 	}
 	return cmd

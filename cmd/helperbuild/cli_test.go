@@ -146,10 +146,16 @@ images:
     tags: ["{{.Version}}", latest]
     platform_tags: ["{{.GitLabArch}}-{{.Version}}"]
 `), 0o644))
-	code, stdout, stderr := run(t, baseEnv("CI_REGISTRY_IMAGE="+host+"/group", "CI_COMMIT_TAG=v2.0.0"), "push")
+	// An extra --tag tags every image too (it was silently ignored).
+	code, stdout, stderr := run(t, baseEnv("CI_REGISTRY_IMAGE="+host+"/group", "CI_COMMIT_TAG=v2.0.0"), "push", "--tag", "stable")
 	require.Equal(t, 0, code, stderr)
 	idx, err := remote.Index(mustRef(t, host+"/group/hello:v2.0.0"))
 	require.NoError(t, err)
+	digest, err := idx.Digest()
+	require.NoError(t, err)
+	stable, err := remote.Head(mustRef(t, host+"/group/hello:stable"))
+	require.NoError(t, err)
+	assert.Equal(t, digest, stable.Digest, "--tag stable points at the index")
 	im, err := idx.IndexManifest()
 	require.NoError(t, err)
 	for i, tag := range []string{"x86_64-v2.0.0", "arm64-v2.0.0"} {
@@ -157,7 +163,7 @@ images:
 		require.NoError(t, err, tag)
 		assert.Equal(t, im.Manifests[i].Digest, desc.Digest, tag)
 	}
-	assert.Contains(t, stdout, "tags: "+host+"/group/hello:v2.0.0 "+host+"/group/hello:latest")
+	assert.Contains(t, stdout, "tags: "+host+"/group/hello:v2.0.0 "+host+"/group/hello:latest "+host+"/group/hello:stable")
 }
 
 func TestBuildToLayoutAndArchive(t *testing.T) {

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -37,44 +35,11 @@ func parseDestination(f *buildFlags, env Env, pkg string, push bool) (*destinati
 		return nil, err
 	}
 	d := &destination{push: push, configFree: pkg != "", insecure: f.insecure}
-	if !push {
-		ref, err := imageref.Parse(f.output, nil)
-		if err != nil || (ref.Transport != imageref.Layout && ref.Transport != imageref.Archive) {
-			return nil, usagef("--output %q: want oci:DIR or oci-archive:FILE.tar", f.output)
-		}
-		if ref.Tag != "" {
-			return nil, usagef("--output %q: name entries with --tag, not in --output", f.output)
-		}
-		if err := checkOutputPath(ref); err != nil {
-			return nil, err
-		}
-		d.output = ref
-		d.names = f.tags
-		if len(d.names) == 0 {
-			d.names = []string{"latest"}
-		}
-		for _, n := range d.names {
-			if !imageref.ValidTag(n) {
-				return nil, usagef("--tag %q: want a tag name such as v1.2.3", n)
-			}
-		}
-		return d, nil
-	}
-	if d.configFree {
-		if len(f.tags) == 0 {
-			return nil, usagef("push needs --tag REGISTRY/REPOSITORY:TAG, e.g. --tag registry.example.com/group/gitlab-runner-helper:v1.2.3")
-		}
-		for _, t := range f.tags {
-			if _, ok := imageref.ExplicitRegistry(t); !ok {
-				return nil, usagef("--tag %q: name the registry, e.g. registry.example.com/group/app:v1.2.3 (docker.io/... for Docker Hub)", t)
-			}
-			tag, err := imageref.ParseTag(t, f.insecure)
-			if err != nil {
-				return nil, usageError{err}
-			}
-			d.tagRefs = append(d.tagRefs, tag)
-		}
-		return d, nil
+	switch {
+	case !push:
+		return d, d.parseOutput(f)
+	case d.configFree:
+		return d, d.parseConfigFreeTags(f, env, pkg)
 	}
 	d.prefix = first(f.repo, env.Get("CI_REGISTRY_IMAGE"))
 	if d.prefix == "" {
@@ -83,7 +48,78 @@ func parseDestination(f *buildFlags, env Env, pkg string, push bool) (*destinati
 	if _, err := imageref.ParseRepository(d.prefix+"/x", f.insecure); err != nil {
 		return nil, usagef("--repo %q: %v", d.prefix, err)
 	}
+	for _, t := range f.tags {
+		if strings.ContainsAny(t, "/:@") {
+			return nil, usagef("--tag %q: with helperbuild.yaml, --tag is a tag every image also gets (%s/<image>:TAG); give a tag such as v1.2.3, the repository comes from --repo", t, d.prefix)
+		}
+		if err := imageref.CheckTag(t); err != nil {
+			return nil, usagef("--tag %q: %v", t, err)
+		}
+	}
 	return d, nil
+}
+
+// parseOutput reads build's --output and --tag: entry names of the layout
+// (config-free, default latest) or tags every image's entries also get
+// (recipe).
+func (d *destination) parseOutput(f *buildFlags) error {
+	ref, err := imageref.Parse(f.output, nil)
+	if err != nil || (ref.Transport != imageref.Layout && ref.Transport != imageref.Archive) {
+		return usagef("--output %q: want oci:DIR or oci-archive:FILE.tar", f.output)
+	}
+	if ref.Tag != "" {
+		return usagef("--output %q: name entries with --tag, not in --output", f.output)
+	}
+	if err := checkOutputPath(ref); err != nil {
+		return err
+	}
+	d.output = ref
+	d.names = f.tags
+	if len(d.names) == 0 && d.configFree {
+		d.names = []string{"latest"}
+	}
+	for _, n := range d.names {
+		if err := imageref.CheckTag(n); err != nil {
+			return usagef("--tag %q: want a tag name such as v1.2.3: %v", n, err)
+		}
+	}
+	return nil
+}
+
+// parseConfigFreeTags reads push's --tag in config-free mode: full
+// references, or tags of PREFIX/<binary name> when --repo (or
+// CI_REGISTRY_IMAGE) gives the prefix.
+func (d *destination) parseConfigFreeTags(f *buildFlags, env Env, pkg string) error {
+	if len(f.tags) == 0 {
+		return usagef("push needs --tag REGISTRY/REPOSITORY:TAG, e.g. --tag registry.example.com/group/gitlab-runner-helper:v1.2.3 (or --repo registry.example.com/group --tag v1.2.3)")
+	}
+	prefix := first(f.repo, env.Get("CI_REGISTRY_IMAGE"))
+	bare := 0
+	for _, t := range f.tags {
+		if _, ok := imageref.ExplicitRegistry(t); !ok {
+			if strings.ContainsAny(t, "/:@") || prefix == "" {
+				return usagef("--tag %q: name the registry, e.g. registry.example.com/group/app:v1.2.3 (docker.io/... for Docker Hub), or give --repo registry.example.com/group and --tag v1.2.3", t)
+			}
+			if err := imageref.CheckTag(t); err != nil {
+				return usagef("--tag %q: %v", t, err)
+			}
+			image, err := release.PackageName(pkg, f.binaryName)
+			if err != nil {
+				return usageError{err}
+			}
+			t = strings.TrimSuffix(prefix, "/") + "/" + image + ":" + t
+			bare++
+		}
+		tag, err := imageref.ParseTag(t, f.insecure)
+		if err != nil {
+			return usageError{err}
+		}
+		d.tagRefs = append(d.tagRefs, tag)
+	}
+	if f.repo != "" && bare == 0 {
+		return usagef("--repo %s: every --tag names its registry, so --repo would change nothing; drop it, or give --tag TAG to push to %s/<binary name>:TAG", f.repo, f.repo)
+	}
+	return nil
 }
 
 // layoutTags are the tag names of a config-free image.
@@ -304,32 +340,15 @@ func checkInsecure(hosts []string) error {
 	return nil
 }
 
-// checkOutputPath fails early when the output cannot be written: an oci:
-// directory that exists as a file, or a path under a file; an archive whose
-// directory does not exist. Nothing is created here.
+// checkOutputPath fails before anything compiles when the output cannot be
+// written (see publish.CheckLayoutDir and CheckArchiveFile).
 func checkOutputPath(ref imageref.Ref) error {
-	dir := ref.Path
+	check := publish.CheckLayoutDir
 	if ref.Transport == imageref.Archive {
-		if fi, err := os.Stat(ref.Path); err == nil && fi.IsDir() {
-			return usagef("--output %s: %s is a directory; give a file name, e.g. oci-archive:image.tar", ref, ref.Path)
-		}
-		dir = filepath.Dir(ref.Path)
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return usagef("--output %s: directory %s does not exist", ref, dir)
-		}
-		return nil
+		check = publish.CheckArchiveFile
 	}
-	// The first existing ancestor must be a directory.
-	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
-		fi, err := os.Stat(p)
-		if err == nil {
-			if !fi.IsDir() {
-				return usagef("--output %s: %s is a file, not a directory", ref, p)
-			}
-			return nil
-		}
-		if parent := filepath.Dir(p); parent == p {
-			return nil
-		}
+	if err := check(ref.Path); err != nil {
+		return usagef("--output %s: %v", ref, err)
 	}
+	return nil
 }

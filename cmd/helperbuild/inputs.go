@@ -23,7 +23,7 @@ func loadRecipe(cmd *cobra.Command, f *buildFlags, pkg string) (*recipe.Config, 
 		return nil, "", err
 	}
 	if pkg != "" {
-		return nil, dir, nil
+		return nil, dir, nil // checkModeFlags refused --config
 	}
 	path := f.config
 	if path == "" {
@@ -79,7 +79,7 @@ func releaseMeta(ctx context.Context, env Env, f *buildFlags, dir string) (recip
 // makePlan renders the recipe, or turns config-free mode into a plan.
 func makePlan(cfg *recipe.Config, f *buildFlags, pkg, dir string, vars recipe.Vars, platforms []v1.Platform, dest *destination) (*recipe.Plan, error) {
 	if cfg != nil {
-		plan, err := cfg.Plan(vars, recipe.Selection{Images: f.images, Platforms: platforms})
+		plan, err := cfg.Plan(vars, recipe.Selection{Images: f.images, Platforms: platforms, Tags: f.tags})
 		if err != nil {
 			if vars.Version == "" {
 				// An empty version is the usual reason a template renders wrong.

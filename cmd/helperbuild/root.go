@@ -36,7 +36,12 @@ func usagef(format string, args ...any) error {
 
 // Run executes helperbuild with args and returns the process exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
-	root := NewRootCmd(Env(environ))
+	return runRoot(ctx, NewRootCmd(Env(environ)), args, stdout, stderr)
+}
+
+// runRoot executes root with args: errors become one line on stderr and an
+// exit code.
+func runRoot(ctx context.Context, root *cobra.Command, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -73,6 +78,12 @@ func interruptedCode(ctx context.Context) int {
 // NewRootCmd returns the helperbuild command tree. env is the process
 // environment; nothing below reads os.Getenv.
 func NewRootCmd(env Env) *cobra.Command {
+	return newRootCmd(env, (*buildRun).execute)
+}
+
+// newRootCmd is NewRootCmd with build and push running their prepared
+// inputs through exec.
+func newRootCmd(env Env, exec buildExec) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "helperbuild",
 		Short: "Build GitLab Runner helper and runner images for every architecture, publish one multi-arch tag",
@@ -96,7 +107,7 @@ so every node of a mixed-architecture cluster pulls its native build from one ta
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
-	root.AddCommand(newBuildCmd(env, false), newBuildCmd(env, true), newVerifyCmd(env), newVersionCmd())
+	root.AddCommand(newBuildCmd(env, false, exec), newBuildCmd(env, true, exec), newVerifyCmd(env), newVersionCmd())
 	return root
 }
 

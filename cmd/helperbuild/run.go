@@ -11,87 +11,117 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/gitmeta"
 	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/manifest"
+	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/release"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
-// runBuild is build and push: gather inputs, plan, build, publish, report.
-func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool) error {
-	ctx := cmd.Context()
-	log := logger(cmd.ErrOrStderr())
+// buildRun is a build or push with every input gathered and checked:
+// whatever can fail before anything compiles has failed by the time one
+// exists.
+type buildRun struct {
+	env          Env
+	plan         *recipe.Plan
+	dest         *destination
+	meta         manifest.Meta
+	images       imageref.Options // TempDir and retries are set per run
+	retry        retryFlags
+	jobs, level  int
+	cacheDir     string
+	metadataFile string
+}
+
+// buildExec runs a prepared build or push; tests swap it to look at what
+// the flags turned into.
+type buildExec func(r *buildRun, cmd *cobra.Command) error
+
+// prepareBuild turns flags, environment and recipe into a buildRun.
+func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool) (*buildRun, error) {
 	if f.jobs <= 0 {
-		return usagef("--jobs must be at least 1, got %d", f.jobs)
+		return nil, usagef("--jobs must be at least 1, got %d", f.jobs)
 	}
 	if f.level < 1 || f.level > 9 {
-		return usagef("--compression-level %d: want 1 (fastest) to 9 (smallest)", f.level)
+		return nil, usagef("--compression-level %d: want 1 (fastest) to 9 (smallest)", f.level)
 	}
 	if err := f.retry.validate(); err != nil {
-		return err
+		return nil, err
 	}
 	platforms, _, err := parsePlatforms(f.platforms)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if pkg != "" && (f.config != "" || len(f.images) > 0) {
-		return usagef("a PACKAGE argument and --config/--image are two different modes; use one")
+	if err := checkModeFlags(cmd, pkg); err != nil {
+		return nil, err
 	}
-	if pkg == "" && f.base != "" {
-		return usagef("--base is for config-free mode: give the Go main package too, e.g. helperbuild %s --base %s ./cmd/app", cmd.Name(), f.base)
-	}
-
 	cfg, dir, err := loadRecipe(cmd, f, pkg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	vars, meta, err := releaseMeta(ctx, env, f, dir)
+	vars, meta, err := releaseMeta(cmd.Context(), env, f, dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The destination is checked before anything is compiled.
 	dest, err := parseDestination(f, env, pkg, push)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if f.metadataFile != "" {
 		if err := checkMetadataPath(f.metadataFile); err != nil {
-			return err
+			return nil, err
 		}
+	}
+	cache, err := prepareCacheDir(env, f)
+	if err != nil {
+		return nil, err
 	}
 	plan, err := makePlan(cfg, f, pkg, dir, vars, platforms, dest)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return &buildRun{
+		env: env, plan: plan, dest: dest, meta: meta,
+		images:       imageref.Options{Keychain: keychain(env), Insecure: f.insecure, UserAgent: "helperbuild/" + version},
+		retry:        f.retry,
+		jobs:         f.jobs,
+		level:        f.level,
+		cacheDir:     cache,
+		metadataFile: f.metadataFile,
+	}, nil
+}
 
+// execute builds, publishes and reports.
+func (r *buildRun) execute(cmd *cobra.Command) error {
+	ctx := cmd.Context()
+	log := logger(cmd.ErrOrStderr())
 	tmp, err := os.MkdirTemp("", "helperbuild-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
 
-	imgOpts, rt, err := withRetries(imageref.Options{
-		Keychain:  keychain(env),
-		Insecure:  f.insecure,
-		TempDir:   tmp,
-		UserAgent: "helperbuild/" + version,
-	}, f.retry, log)
+	opts := r.images
+	opts.TempDir = tmp
+	imgOpts, rt, err := withRetries(opts, r.retry, log)
 	if err != nil {
 		return err
 	}
 	defer reportRetries(log, rt)
 	ro := release.Options{
-		Env:              env,
-		Jobs:             f.jobs,
-		CompressionLevel: f.level,
-		Meta:             meta,
+		Env:              r.env,
+		Jobs:             r.jobs,
+		CompressionLevel: r.level,
+		Meta:             r.meta,
 		Images:           imgOpts,
 		TempDir:          tmp,
-		CacheDir:         cacheDir(env, f),
+		CacheDir:         r.cacheDir,
 		Logger:           log,
 	}
-	if err := dest.prepare(ctx, plan, imgOpts, log, &ro); err != nil {
+	if err := r.dest.prepare(ctx, r.plan, imgOpts, log, &ro); err != nil {
 		return err
 	}
-	res, err := release.Build(ctx, plan, ro)
+	res, err := release.Build(ctx, r.plan, ro)
 	var failed *verify.FailedError
 	if errors.As(err, &failed) {
 		// The findings as verify prints them; the error line says what failed.
@@ -102,14 +132,14 @@ func runBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool)
 	if err != nil {
 		return err
 	}
-	if err := dest.publish(ctx, res, imgOpts, meta.Created, tmp, log); err != nil {
+	if err := r.dest.publish(ctx, res, imgOpts, r.meta.Created, tmp, log); err != nil {
 		return err
 	}
-	if err := printResult(cmd.OutOrStdout(), res, dest); err != nil {
+	if err := printResult(cmd.OutOrStdout(), res, r.dest); err != nil {
 		return err
 	}
-	if f.metadataFile != "" {
-		if err := writeMetadata(f.metadataFile, res, dest); err != nil {
+	if r.metadataFile != "" {
+		if err := writeMetadata(r.metadataFile, res, r.dest); err != nil {
 			return fmt.Errorf("metadata file: %w", err)
 		}
 	}
@@ -130,6 +160,23 @@ func cacheDir(env Env, f *buildFlags) string {
 		return filepath.Join(env.Get("HOME"), ".cache", "helperbuild")
 	}
 	return ""
+}
+
+// prepareCacheDir creates the cache directory now, so one that cannot be
+// created fails before anything compiles.
+func prepareCacheDir(env Env, f *buildFlags) (string, error) {
+	dir := cacheDir(env, f)
+	if dir == "" {
+		return "", nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		from := "--cache-dir " + dir
+		if f.cacheDir == "" {
+			from = "the cache directory " + dir + " (from XDG_CACHE_HOME or HOME)"
+		}
+		return "", usagef("%s: %v; give another with --cache-dir DIR, or --no-cache", from, reason(err))
+	}
+	return dir, nil
 }
 
 // epochOf is SOURCE_DATE_EPOCH, else CI_COMMIT_TIMESTAMP, else the HEAD commit time, else 0.

@@ -25,6 +25,22 @@ type Package struct {
 	Tags       []string // index tags (tag part only)
 }
 
+// PackageName is the name of a config-free image and of its binary:
+// binaryName, else the last element of main.
+func PackageName(main, binaryName string) (string, error) {
+	name := binaryName
+	if name == "" {
+		name = path.Base(strings.TrimSuffix(path.Clean(main), "/"))
+		if name == "." || name == "/" || name == ".." {
+			return "", fmt.Errorf("package %q has no name to give the binary; pass --binary-name", main)
+		}
+	}
+	if strings.ContainsAny(name, `/\ "$`) {
+		return "", fmt.Errorf("binary name %q: want a plain file name", name)
+	}
+	return name, nil
+}
+
 // PackagePlan turns config-free mode into a plan with one binary and one
 // image whose recipe is a generated Dockerfile:
 //
@@ -32,15 +48,9 @@ type Package struct {
 //	COPY --from=binaries --chmod=0755 <name>-<os>-<arch><variant> /usr/bin/<name>
 //	ENTRYPOINT ["/usr/bin/<name>"]   (on scratch only; otherwise the base's config is kept)
 func PackagePlan(p Package) (*recipe.Plan, error) {
-	name := p.BinaryName
-	if name == "" {
-		name = path.Base(strings.TrimSuffix(path.Clean(p.Main), "/"))
-		if name == "." || name == "/" || name == ".." {
-			return nil, fmt.Errorf("package %q has no name to give the binary; pass --binary-name", p.Main)
-		}
-	}
-	if strings.ContainsAny(name, `/\ "$`) {
-		return nil, fmt.Errorf("binary name %q: want a plain file name", name)
+	name, err := PackageName(p.Main, p.BinaryName)
+	if err != nil {
+		return nil, err
 	}
 	outputs := map[string]string{}
 	// The base decides the platforms later; name a binary for each one Go has.
