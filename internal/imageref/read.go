@@ -86,20 +86,6 @@ func describeRemoteError(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, Explain(err))
 }
 
-// Explain keeps go-containerregistry's error (it already names the redacted
-// URL) and adds what the user can do when credentials are refused. Reading
-// and publishing both use it, so the advice is the same wherever it fails.
-func Explain(err error) error {
-	var terr *transport.Error
-	if errors.As(err, &terr) {
-		switch terr.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden:
-			return fmt.Errorf("authentication failed (check CI_REGISTRY_USER/CI_REGISTRY_PASSWORD or the Docker config's credentials for this registry): %w", err)
-		}
-	}
-	return err
-}
-
 func readLayout(ref Ref, dir string) (*Artifact, error) {
 	idx, err := layout.ImageIndexFromPath(dir)
 	if err != nil {

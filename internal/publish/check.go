@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -23,7 +24,7 @@ func CheckPush(ctx context.Context, repo name.Repository, kc authn.Keychain, t h
 	}
 	tr, err := transport.NewWithContext(ctx, repo.Registry, auth, t, []string{repo.Scope(transport.PushScope)})
 	if err != nil {
-		return fmt.Errorf("registry %s: %w", repo.RegistryStr(), imageref.Explain(err))
+		return atRegistry(repo, err)
 	}
 	client := &http.Client{Transport: tr}
 	u := url.URL{Scheme: repo.Registry.Scheme(), Host: repo.RegistryStr(), Path: "/v2/" + repo.RepositoryStr() + "/blobs/uploads/"}
@@ -33,7 +34,7 @@ func CheckPush(ctx context.Context, repo name.Repository, kc authn.Keychain, t h
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("registry %s: %w", repo.RegistryStr(), imageref.Explain(err))
+		return atRegistry(repo, err)
 	}
 	defer resp.Body.Close()
 	if err := transport.CheckError(resp, http.StatusAccepted); err != nil {
@@ -49,4 +50,14 @@ func CheckPush(ctx context.Context, repo name.Repository, kc authn.Keychain, t h
 		}
 	}
 	return nil
+}
+
+// atRegistry explains err, naming the registry unless the explanation does.
+func atRegistry(repo name.Repository, err error) error {
+	err = imageref.Explain(err)
+	var re *imageref.RegistryError
+	if errors.As(err, &re) {
+		return err
+	}
+	return fmt.Errorf("registry %s: %w", repo.RegistryStr(), err)
 }

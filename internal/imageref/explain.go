@@ -1,0 +1,155 @@
+package imageref
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/helperbuild/helperbuild/internal/retry"
+)
+
+// ErrorKind says what a user can do about a RegistryError.
+type ErrorKind int
+
+// Kinds of RegistryError.
+const (
+	// Untrusted: the registry's TLS certificate was not accepted.
+	Untrusted ErrorKind = iota + 1
+	// Unreachable: no connection could be made.
+	Unreachable
+	// Unauthorized: the registry refused the credentials (401) or the
+	// access (403).
+	Unauthorized
+)
+
+// RegistryError is a registry failure said in one line, with the host and
+// the way out, instead of go-containerregistry's and net/http's text (every
+// URL tried, both schemes of a ping, the scopes as a Go map). It unwraps to
+// the original error.
+type RegistryError struct {
+	Host string
+	Kind ErrorKind
+	Err  error
+	what string // the failure, e.g. "connection refused"
+}
+
+func (e *RegistryError) Error() string {
+	switch e.Kind {
+	case Untrusted:
+		if e.what == "" {
+			return fmt.Sprintf("the certificate of %s is signed by an unknown authority: trust its CA with SSL_CERT_FILE=ca.pem or the system CA store (update-ca-certificates), or pass --insecure-registry %s", e.Host, e.Host)
+		}
+		return fmt.Sprintf("the certificate of %s is not valid (%s): fix it, or pass --insecure-registry %s", e.Host, e.what, e.Host)
+	case Unreachable:
+		return fmt.Sprintf("cannot reach registry %s: %s; check the address and that the registry is up", e.Host, e.what)
+	case Unauthorized:
+		return e.what
+	}
+	return e.Err.Error()
+}
+
+func (e *RegistryError) Unwrap() error { return e.Err }
+
+// Explain turns a registry failure a user can act on (an untrusted
+// certificate, a registry that cannot be reached, refused credentials)
+// into a *RegistryError; any other error is returned as it is. Reading and
+// publishing both use it, so the advice is the same wherever it fails.
+func Explain(err error) error {
+	var re *RegistryError
+	if err == nil || errors.As(err, &re) {
+		return err
+	}
+	var terr *transport.Error
+	if errors.As(err, &terr) && (terr.StatusCode == http.StatusUnauthorized || terr.StatusCode == http.StatusForbidden) {
+		host := hostOf(err)
+		what := "authentication failed for " + host
+		if terr.StatusCode == http.StatusForbidden {
+			what = host + " denied access"
+		}
+		if d := diagnostics(terr); d != "" {
+			what += " (" + d + ")"
+		}
+		return &RegistryError{Host: host, Kind: Unauthorized, Err: err, what: what}
+	}
+	var unknown x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &unknown):
+		return &RegistryError{Host: hostOf(err), Kind: Untrusted, Err: err}
+	case errors.As(err, &hostname):
+		return &RegistryError{Host: hostOf(err), Kind: Untrusted, Err: err, what: hostname.Error()}
+	case errors.As(err, &invalid):
+		return &RegistryError{Host: hostOf(err), Kind: Untrusted, Err: err, what: invalid.Error()}
+	}
+	if what := unreachable(err); what != "" {
+		var rerr *retry.Error
+		if errors.As(err, &rerr) && rerr.Attempts > 1 {
+			what += fmt.Sprintf(" (gave up after %d attempts)", rerr.Attempts)
+		}
+		return &RegistryError{Host: hostOf(err), Kind: Unreachable, Err: err, what: what}
+	}
+	return err
+}
+
+// unreachable names why no connection could be made; "" when one was.
+func unreachable(err error) string {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		if dns.IsNotFound {
+			return "no such host " + dns.Name
+		}
+		return "cannot resolve " + dns.Name
+	}
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "dial" {
+		return ""
+	}
+	var errno syscall.Errno
+	switch {
+	case errors.As(err, &errno):
+		return errno.Error()
+	case op.Timeout():
+		return "connection timed out"
+	}
+	return "cannot connect"
+}
+
+// diagnostics are the registry's error codes and messages, without the
+// details (go-containerregistry prints those as a Go map).
+func diagnostics(terr *transport.Error) string {
+	var out []string
+	for _, d := range terr.Errors {
+		out = append(out, strings.TrimSpace(string(d.Code)+": "+d.Message))
+	}
+	if len(out) == 0 {
+		return fmt.Sprintf("%d %s", terr.StatusCode, http.StatusText(terr.StatusCode))
+	}
+	return strings.Join(out, "; ")
+}
+
+// hostOf is the host the failed request went to.
+func hostOf(err error) string {
+	var terr *transport.Error
+	if errors.As(err, &terr) && terr.Request != nil && terr.Request.URL != nil {
+		return terr.Request.URL.Host
+	}
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		if u, perr := url.Parse(uerr.URL); perr == nil && u.Host != "" {
+			return u.Host
+		}
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Addr != nil {
+		return op.Addr.String()
+	}
+	return "the registry"
+}

@@ -1,0 +1,46 @@
+package imageref
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestExplain(t *testing.T) {
+	req, err := http.NewRequest(http.MethodPost, "https://registry.example.com/v2/g/app/blobs/uploads/?_state=x", nil)
+	require.NoError(t, err)
+	denied := &transport.Error{StatusCode: http.StatusForbidden, Request: req, Errors: []transport.Diagnostic{
+		{Code: transport.DeniedErrorCode, Message: "requested access to the resource is denied", Detail: map[string]any{"Type": "repository"}}}}
+	refused := &url.Error{Op: "Get", URL: "https://registry.example.com:5000/v2/", Err: &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("connect: %w", syscall.ECONNREFUSED)}}
+
+	tests := []struct {
+		err  error
+		kind ErrorKind
+		want string
+	}{
+		{fmt.Errorf("push: %w", denied), Unauthorized, "registry.example.com denied access (DENIED: requested access to the resource is denied)"},
+		{&transport.Error{StatusCode: http.StatusUnauthorized, Request: req}, Unauthorized, "authentication failed for registry.example.com (401 Unauthorized)"},
+		{refused, Unreachable, "cannot reach registry registry.example.com:5000: connection refused; check the address and that the registry is up"},
+		{&url.Error{Op: "Get", URL: "https://nope.invalid/v2/", Err: &net.DNSError{Name: "nope.invalid", IsNotFound: true}}, Unreachable, "cannot reach registry nope.invalid: no such host nope.invalid; check the address and that the registry is up"},
+	}
+	for _, tt := range tests {
+		got := Explain(tt.err)
+		var re *RegistryError
+		require.True(t, errors.As(got, &re), "%v", tt.err)
+		assert.Equal(t, tt.kind, re.Kind)
+		assert.Equal(t, tt.want, got.Error())
+		assert.ErrorIs(t, got, tt.err, "unwraps to the original")
+		assert.Same(t, got, Explain(got), "explained once")
+	}
+	plain := errors.New("manifest unknown")
+	assert.Same(t, plain, Explain(plain))
+	assert.NoError(t, Explain(nil))
+}
