@@ -44,7 +44,7 @@ func (a *Artifact) ImageFor(p v1.Platform) (v1.Image, v1.Hash, error) {
 		return nil, v1.Hash{}, fmt.Errorf("%s: %w", a.Ref, err)
 	}
 	if platform.Index(offered, p) < 0 {
-		return nil, v1.Hash{}, fmt.Errorf("base %s has no %s (it offers: %s); drop the platform or use a base that has it", a.Ref, platform.Format(p), platform.FormatList(offered))
+		return nil, v1.Hash{}, &MissingPlatformError{Ref: a.Ref.String(), Platform: p, Offered: offered}
 	}
 	var img v1.Image
 	digest := a.Digest
@@ -77,4 +77,16 @@ func (a *Artifact) ImageFor(p v1.Platform) (v1.Image, v1.Hash, error) {
 		return nil, v1.Hash{}, fmt.Errorf("base %s: the manifest listed for %s has a config for %s", a.Ref, platform.Format(p), platform.Format(platform.Normalize(got)))
 	}
 	return img, digest, nil
+}
+
+// MissingPlatformError is a base that does not offer a platform.
+type MissingPlatformError struct {
+	Ref      string
+	Platform v1.Platform
+	Offered  []v1.Platform
+}
+
+func (e *MissingPlatformError) Error() string {
+	return fmt.Sprintf("base %s has no %s (it offers: %s); drop the platform or use a base that has it",
+		e.Ref, platform.Format(e.Platform), platform.FormatList(e.Offered))
 }

@@ -3,6 +3,7 @@ package release
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -107,7 +108,14 @@ func planUnits(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) (
 			}
 			g.Go(func() error {
 				img, dig, err := b.get(u.baseRef).ImageFor(u.platform)
-				if err != nil {
+				var missing *imageref.MissingPlatformError
+				switch {
+				case errors.As(err, &missing):
+					p := platform.Format(u.platform)
+					errs[i][j] = fmt.Errorf("image %s: base %s has no %s (it offers: %s): drop the platform, use a base that has it, or give %s a base of its own with base: {%s: REF} under the image in helperbuild.yaml",
+						plan.Images[i].Name, missing.Ref, p, platform.FormatList(missing.Offered), p, p)
+					return nil
+				case err != nil:
 					errs[i][j] = fmt.Errorf("image %s: %w", plan.Images[i].Name, err)
 					return nil
 				}
