@@ -38,12 +38,13 @@ images:
 // checked and nothing compiled, and returns what build or push would run.
 func prepared(t *testing.T, args []string) (r *buildRun, code int, stderr string) {
 	t.Helper()
-	root := newRootCmd(Env(relEnv(t)), func(got *buildRun, _ *cobra.Command) error {
+	env := Env(relEnv(t))
+	root := newRootCmd(env, func(got *buildRun, _ *cobra.Command) error {
 		r = got
 		return nil
 	})
 	var out, errb bytes.Buffer
-	code = runRoot(t.Context(), root, args, &out, &errb)
+	code = runRoot(t.Context(), env, root, args, &out, &errb)
 	return r, code, errb.String()
 }
 
@@ -274,10 +275,11 @@ func TestModeConflicts(t *testing.T) {
 	}
 
 	// In GitLab CI, a bare config-free --tag goes to CI_REGISTRY_IMAGE/<binary>.
-	root := newRootCmd(Env(relEnv(t, "CI_REGISTRY_IMAGE=registry.example.com/group/project")), func(r *buildRun, _ *cobra.Command) error {
+	env := Env(relEnv(t, "CI_REGISTRY_IMAGE=registry.example.com/group/project"))
+	root := newRootCmd(env, func(r *buildRun, _ *cobra.Command) error {
 		assert.Equal(t, []string{"registry.example.com/group/project/app:v1"}, tagRefs(r))
 		return nil
 	})
 	var out, errb bytes.Buffer
-	assert.Equal(t, 0, runRoot(t.Context(), root, []string{"push", "--base", "scratch", "--tag", "v1", "./cmd/app"}, &out, &errb), errb.String())
+	assert.Equal(t, 0, runRoot(t.Context(), env, root, []string{"push", "--base", "scratch", "--tag", "v1", "./cmd/app"}, &out, &errb), errb.String())
 }

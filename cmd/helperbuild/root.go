@@ -36,12 +36,13 @@ func usagef(format string, args ...any) error {
 
 // Run executes helperbuild with args and returns the process exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
-	return runRoot(ctx, NewRootCmd(Env(environ)), args, stdout, stderr)
+	env := Env(environ)
+	return runRoot(ctx, env, NewRootCmd(env), args, stdout, stderr)
 }
 
 // runRoot executes root with args: errors become one line on stderr and an
 // exit code.
-func runRoot(ctx context.Context, root *cobra.Command, args []string, stdout, stderr io.Writer) int {
+func runRoot(ctx context.Context, env Env, root *cobra.Command, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -49,8 +50,7 @@ func runRoot(ctx context.Context, root *cobra.Command, args []string, stdout, st
 	if err == nil {
 		return exitOK
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " | ")
-	fmt.Fprintln(stderr, "helperbuild: "+msg)
+	fmt.Fprintln(stderr, "helperbuild: "+errorLine(ctx, env, err))
 	var u usageError
 	var input *release.InputError
 	switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/gitmeta"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
+	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/release"
 	"github.com/helperbuild/helperbuild/internal/verify"
@@ -93,11 +94,24 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 
 // execute builds, publishes and reports.
 func (r *buildRun) execute(cmd *cobra.Command) error {
+	res, err := r.buildAndPublish(cmd)
+	if err != nil {
+		var terr *publish.TagError
+		if !errors.As(err, &terr) {
+			err = nothingTagged{err} // tags come last: none was written
+		}
+		return err
+	}
+	return r.report(cmd, res)
+}
+
+// buildAndPublish builds, then publishes; tags are written last.
+func (r *buildRun) buildAndPublish(cmd *cobra.Command) (*release.Result, error) {
 	ctx := cmd.Context()
 	log := logger(cmd.ErrOrStderr())
 	tmp, err := os.MkdirTemp("", "helperbuild-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(tmp)
 
@@ -105,7 +119,7 @@ func (r *buildRun) execute(cmd *cobra.Command) error {
 	opts.TempDir = tmp
 	imgOpts, rt, err := withRetries(opts, r.retry, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer reportRetries(log, rt)
 	ro := release.Options{
@@ -119,22 +133,24 @@ func (r *buildRun) execute(cmd *cobra.Command) error {
 		Logger:           log,
 	}
 	if err := r.dest.prepare(ctx, r.plan, imgOpts, log, &ro); err != nil {
-		return err
+		return nil, err
 	}
 	res, err := release.Build(ctx, r.plan, ro)
 	var failed *verify.FailedError
 	if errors.As(err, &failed) {
 		// The findings as verify prints them; the error line says what failed.
 		if werr := verify.WriteTable(cmd.ErrOrStderr(), failed.Name, failed.Report); werr != nil {
-			return werr
+			return nil, werr
 		}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := r.dest.publish(ctx, res, imgOpts, r.meta.Created, tmp, log); err != nil {
-		return err
-	}
+	return res, r.dest.publish(ctx, res, imgOpts, r.meta.Created, tmp, log)
+}
+
+// report prints the result and writes the metadata file.
+func (r *buildRun) report(cmd *cobra.Command, res *release.Result) error {
 	if err := printResult(cmd.OutOrStdout(), res, r.dest); err != nil {
 		return err
 	}

@@ -127,18 +127,33 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 			taggable = child
 		}
 		if err := pusher.Put(ctx, tag, taggable); err != nil {
-			var notWritten []string
+			terr := &TagError{Tag: tag.String(), Written: slices.Clone(res.Written), Err: imageref.Explain(err)}
 			for _, rest := range pending[n:] {
-				notWritten = append(notWritten, repos[rest.image].Tag(rest.tag).String())
+				terr.NotWritten = append(terr.NotWritten, repos[rest.image].Tag(rest.tag).String())
 			}
-			return res, fmt.Errorf("tag %s: %w; written: [%s]; not written: [%s]; run again to write the rest",
-				tag, imageref.Explain(err), strings.Join(res.Written, " "), strings.Join(notWritten, " "))
+			return res, terr
 		}
 		res.Written = append(res.Written, tag.String())
 		log.Info("tagged", "tag", tag.String(), "digest", t.digest.String())
 	}
 	return res, nil
 }
+
+// TagError is a failure in the tag phase: some tags may be written, the
+// rest are not. Running again writes the rest.
+type TagError struct {
+	Tag        string   // the tag that failed
+	Written    []string // full references, in order
+	NotWritten []string // the failed tag and those after it
+	Err        error
+}
+
+func (e *TagError) Error() string {
+	return fmt.Sprintf("tag %s: %v; written: [%s]; not written: [%s]; run again to write the rest",
+		e.Tag, e.Err, strings.Join(e.Written, " "), strings.Join(e.NotWritten, " "))
+}
+
+func (e *TagError) Unwrap() error { return e.Err }
 
 // maxChecks bounds the manifest checks in flight before tagging.
 const maxChecks = 8

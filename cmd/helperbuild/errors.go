@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/publish"
+)
+
+// errorLine is the one line Run prints for err: with the way out where
+// helperbuild knows it, nothing of a URL past its path (blob upload
+// locations carry the session's state in their query), no line breaks.
+func errorLine(ctx context.Context, env Env, err error) string {
+	msg := err.Error()
+	if ctx.Err() != nil {
+		msg = interrupted(err)
+	} else {
+		var re *imageref.RegistryError
+		if errors.As(err, &re) && re.Kind == imageref.Unauthorized {
+			msg += "; " + credentialSource(env, re.Host)
+		}
+	}
+	return oneLine(withoutQueries(msg))
+}
+
+// interrupted says what an interrupted run left behind: which tags were
+// written, if any, never the request it was in.
+func interrupted(err error) string {
+	var terr *publish.TagError
+	if errors.As(err, &terr) && len(terr.Written) > 0 {
+		return fmt.Sprintf("interrupted: tagged %s; not tagged: %s; run again to write the rest",
+			strings.Join(terr.Written, " "), strings.Join(terr.NotWritten, " "))
+	}
+	var nothing nothingTagged
+	if errors.As(err, &nothing) {
+		return "interrupted: nothing was tagged"
+	}
+	return "interrupted"
+}
+
+// nothingTagged marks the failure of a build or push that wrote no tag (a
+// layout entry is a tag too).
+type nothingTagged struct{ err error }
+
+func (n nothingTagged) Error() string { return n.err.Error() }
+func (n nothingTagged) Unwrap() error { return n.err }
+
+// urlQuery is the query of a URL in a message.
+var urlQuery = regexp.MustCompile(`(https?://[^\s"?]+)\?[^\s"]*`)
+
+func withoutQueries(s string) string { return urlQuery.ReplaceAllString(s, "$1") }
+
+// oneLine joins the lines of s with " | ", dropping blank ones.
+func oneLine(s string) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, " | ")
+}
