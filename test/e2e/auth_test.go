@@ -102,6 +102,29 @@ func TestWrongPassword(t *testing.T) {
 	}
 }
 
+// TestUntrustedCertificate reads from the TLS registry without trusting its self-signed
+// certificate: one line naming the registry, SSL_CERT_FILE and --insecure-registry HOST (not
+// the https-then-http attempts), and --insecure-registry HOST then works.
+func TestUntrustedCertificate(t *testing.T) {
+	s := suiteFor(t)
+	r := s.secure
+	ref := r.ref(baseRepo + ":" + baseTag)
+	creds := []string{"SSL_CERT_FILE=", "SSL_CERT_DIR=", "CI_REGISTRY=" + r.Host, "CI_REGISTRY_USER=" + r.User, "CI_REGISTRY_PASSWORD=" + r.Password}
+
+	s.step(t, "untrusted", func(t *testing.T) {
+		res := s.helperbuild(t, t.TempDir(), s.helperbuildEnv(t, creds...), "verify", "--retries", "0", ref)
+		require.Equal(t, 1, res.ExitCode, "exit code:\n%s", res)
+		assert.Equal(t, "helperbuild: "+ref+": the certificate of "+r.Host+" is signed by an unknown authority: trust its CA with SSL_CERT_FILE=ca.pem or the system CA store (update-ca-certificates), or pass --insecure-registry "+r.Host+"\n", res.Stderr)
+		assertNoSecret(t, res, r.Password)
+	})
+
+	s.step(t, "--insecure-registry", func(t *testing.T) {
+		res := s.helperbuild(t, t.TempDir(), s.helperbuildEnv(t, creds...), "verify", "--insecure-registry", r.Host, ref)
+		assert.NotContains(t, res.Stderr, "certificate", "verify:\n%s", res)
+		assert.Contains(t, res.Stdout, ref, "the report")
+	})
+}
+
 // dockerConfigDir writes a Docker config.json with credentials for host and returns its
 // directory (for DOCKER_CONFIG).
 func dockerConfigDir(t *testing.T, host, user, password string) string {
