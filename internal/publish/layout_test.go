@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
@@ -20,6 +21,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// readLayout opens the layout at dir and returns its index.json.
+func readLayout(t *testing.T, dir string) (v1.ImageIndex, *v1.IndexManifest) {
+	t.Helper()
+	p, err := layout.FromPath(dir)
+	require.NoError(t, err)
+	top, err := p.ImageIndex()
+	require.NoError(t, err)
+	im, err := top.IndexManifest()
+	require.NoError(t, err)
+	return top, im
+}
 
 // umask reads the process's umask without changing it (Linux).
 func umask(t *testing.T) fs.FileMode {
@@ -96,12 +109,7 @@ func TestLayoutEntriesHaveNoArtifactType(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(dir, "index.json"))
 	require.NoError(t, err)
 	assert.NotContains(t, string(raw), "artifactType")
-	p, err := layout.FromPath(dir)
-	require.NoError(t, err)
-	top, err := p.ImageIndex()
-	require.NoError(t, err)
-	im, err := top.IndexManifest()
-	require.NoError(t, err)
+	top, im := readLayout(t, dir)
 	require.Len(t, im.Manifests, 3)
 	for _, d := range im.Manifests {
 		assert.Empty(t, d.ArtifactType)
@@ -131,12 +139,7 @@ func TestLayoutWrittenByOldVersions(t *testing.T) {
 	info, err := os.Stat(filepath.Join(dir, "index.json"))
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o644)&^mask, info.Mode())
-	p, err = layout.FromPath(dir)
-	require.NoError(t, err)
-	top, err := p.ImageIndex()
-	require.NoError(t, err)
-	im, err := top.IndexManifest()
-	require.NoError(t, err)
+	top, im := readLayout(t, dir)
 	require.Len(t, im.Manifests, 2, "the old entry is kept")
 	assert.Equal(t, "v2", im.Manifests[1].Annotations[specsv1.AnnotationRefName])
 	require.NoError(t, validate.Index(top, validate.Fast))

@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -150,12 +149,7 @@ func TestToLayoutAndArchive(t *testing.T) {
 	require.NoError(t, ToLayout(context.Background(), dir, images))
 	// Writing again replaces entries instead of adding duplicates.
 	require.NoError(t, ToLayout(context.Background(), dir, images))
-	p, err := layout.FromPath(dir)
-	require.NoError(t, err)
-	top, err := p.ImageIndex()
-	require.NoError(t, err)
-	im, err := top.IndexManifest()
-	require.NoError(t, err)
+	top, im := readLayout(t, dir)
 	require.Len(t, im.Manifests, 2)
 	assert.Equal(t, "helper:v1", im.Manifests[0].Annotations[specsv1.AnnotationRefName])
 	assert.Equal(t, "helper:arm64-v1", im.Manifests[1].Annotations[specsv1.AnnotationRefName])
@@ -210,12 +204,7 @@ func TestToLayoutUntaggedImageIsListed(t *testing.T) {
 	idx, _ := testIndex(t)
 	dir := filepath.Join(t.TempDir(), "oci")
 	require.NoError(t, ToLayout(context.Background(), dir, []Image{{Name: "runner", Index: idx}}))
-	p, err := layout.FromPath(dir)
-	require.NoError(t, err)
-	top, err := p.ImageIndex()
-	require.NoError(t, err)
-	im, err := top.IndexManifest()
-	require.NoError(t, err)
+	_, im := readLayout(t, dir)
 	require.Len(t, im.Manifests, 1)
 	assert.Equal(t, "runner", im.Manifests[0].Annotations[specsv1.AnnotationRefName])
 }
