@@ -15,24 +15,15 @@ import (
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
-// flagsRecipe has two images whose tags and ldflags use the version and
-// branch, so the flags that set them show in the plan.
-const flagsRecipe = `platforms: [linux/amd64]
-build:
-  ldflags: -X main.version={{.Version}} -X main.branch={{.Branch}}
-binaries:
-  - main: ./cmd/app
-    output: app-{{.OS}}-{{.Arch}}
-images:
-  - name: app
-    dockerfile: Dockerfile
-    contexts: {binary_dir: "binaries:"}
-    tags: ["{{.Version}}"]
-  - name: app2
-    dockerfile: Dockerfile
-    contexts: {binary_dir: "binaries:"}
-    tags: ["{{.Version}}", latest]
-`
+// flagsRecipe is recipeYAML whose ldflags and tags show the version and
+// branch, plus a second image.
+func flagsRecipe() string {
+	r := strings.NewReplacer(
+		"\nbinaries:\n", "\nbuild:\n  ldflags: -X main.version={{.Version}} -X main.branch={{.Branch}}\nbinaries:\n",
+		"tags: [v1]", `tags: ["{{.Version}}"]`,
+	).Replace(recipeYAML)
+	return r + "  - name: app2\n    dockerfile: Dockerfile\n    contexts: {binary_dir: \"binaries:\"}\n    tags: [\"{{.Version}}\", latest]\n"
+}
 
 // prepared runs helperbuild with args up to the point where everything is
 // checked and nothing compiled, and returns what build or push would run.
@@ -186,7 +177,7 @@ func TestEveryFlagInBothModes(t *testing.T) {
 
 	dir := relModule(t)
 	relWrite(t, dir, map[string]string{
-		"helperbuild.yaml": flagsRecipe,
+		"helperbuild.yaml": flagsRecipe(),
 		"other.yaml":       strings.Replace(recipeYAML, "name: app", "name: other", 1),
 		"Dockerfile":       okDockerfile,
 	})
@@ -248,7 +239,7 @@ func TestEveryFlagInBothModes(t *testing.T) {
 // errors before anything compiles.
 func TestModeConflicts(t *testing.T) {
 	dir := relModule(t)
-	relWrite(t, dir, map[string]string{"helperbuild.yaml": flagsRecipe, "Dockerfile": okDockerfile})
+	relWrite(t, dir, map[string]string{"helperbuild.yaml": flagsRecipe(), "Dockerfile": okDockerfile})
 	t.Chdir(dir)
 	for _, tc := range []struct {
 		args []string
