@@ -8,4 +8,11 @@
 // then every manifest is checked by digest, and only then are tags written:
 // index tags, then per-platform tags, "latest" last. A failure before the
 // tag phase leaves every existing tag as it was.
+//
+// A layout (and the layout inside an archive) is written with ordinary
+// modes, directories 0755 and files 0644 before the umask; its index.json
+// lists each entry by media type, digest, size and name, with no
+// artifactType, and is replaced in one rename after every blob is in
+// place. CheckLayoutDir and CheckArchiveFile tell beforehand whether an
+// output can be written.
 package publish
