@@ -256,6 +256,7 @@ func TestModeConflicts(t *testing.T) {
 		{args: []string{"push", "--base", "scratch", "--repo", "registry.example.com/g", "--tag", "registry.example.com/x/app:v1", "./cmd/app"},
 			want: "--repo registry.example.com/g: every --tag names its registry, so --repo would change nothing"},
 		{args: []string{"push", "--base", "scratch", "./cmd/app"}, want: "push needs --tag REGISTRY/REPOSITORY:TAG"},
+		{args: []string{"build", "--base", "scratch", "--platforms", "all", "./cmd/app"}, want: "--platforms all means every platform the base offers, and scratch offers none"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			_, code, stderr := prepared(t, tc.args)

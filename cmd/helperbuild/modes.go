@@ -43,7 +43,7 @@ func checkModeFlags(cmd *cobra.Command, pkg string) error {
 			return usagef("--ldflags is for config-free mode: give the Go main package too; in helperbuild.yaml set build.ldflags (values from CI through {{.Env.NAME}})")
 		}
 	}
-	if given("repo") && cmd.Flags().Lookup("output") != nil {
+	if given("repo") && name == "build" {
 		return usagef("--repo names where push publishes; build writes to --output (oci:DIR or oci-archive:FILE.tar): drop --repo, or run push")
 	}
 	if given("cache-dir") && given("no-cache") {

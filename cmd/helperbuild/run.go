@@ -48,9 +48,12 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 	if err := f.retry.validate(); err != nil {
 		return nil, err
 	}
-	platforms, _, err := parsePlatforms(f.platforms)
+	platforms, all, err := parsePlatforms(f.platforms)
 	if err != nil {
 		return nil, err
+	}
+	if all && pkg != "" && f.base == "scratch" {
+		return nil, usagef("--platforms all means every platform the base offers, and scratch offers none; list them, e.g. --platforms linux/amd64,linux/arm64")
 	}
 	if err := checkModeFlags(cmd, pkg); err != nil {
 		return nil, err
