@@ -42,6 +42,7 @@ var roles = map[string]role{
 	"internal/platform":   shared,
 	"internal/retry":      shared,
 	"internal/rootfs":     shared,
+	"internal/attest":     stage,
 	"internal/crossbuild": stage,
 	"internal/dockerfile": stage,
 	"internal/layer":      stage,
