@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	slsa "github.com/in-toto/attestation/go/predicates/provenance/v1"
 	intoto "github.com/in-toto/attestation/go/v1"
 	packageurl "github.com/package-url/packageurl-go"
 	spdxjson "github.com/spdx/tools-golang/json"
@@ -117,6 +118,19 @@ func parseStatement(t *testing.T, s Statement) *intoto.Statement {
 	assert.Equal(t, intoto.StatementTypeUri, st.GetType())
 	assert.Equal(t, s.PredicateType, st.GetPredicateType())
 	return &st
+}
+
+// parseProvenance reads a provenance statement's predicate back as the
+// SLSA v1 proto (unknown fields are an error) and validates it.
+func parseProvenance(t *testing.T, s Statement) *slsa.Provenance {
+	t.Helper()
+	st := parseStatement(t, s)
+	raw, err := protojson.Marshal(st.GetPredicate())
+	require.NoError(t, err)
+	var p slsa.Provenance
+	require.NoError(t, protojson.Unmarshal(raw, &p), "%s", raw)
+	require.NoError(t, p.Validate())
+	return &p
 }
 
 // hash is a sha256 digest made from seed, for fixtures.
