@@ -1,44 +1,38 @@
 package attest
 
 import (
+	"io"
 	"strings"
 	"testing"
 
 	packageurl "github.com/package-url/packageurl-go"
 )
 
-func FuzzParseAPKInstalled(f *testing.F) {
-	f.Add(apkSnippet)
-	f.Add("P:a\r\nV:1\r\n\r\nC:x\n")
-	f.Add("P:\nV:1\n")
+// fuzzDatabase fuzzes a package database parser: whatever it is given, a
+// package it returns has a name and its manager.
+func fuzzDatabase(f *testing.F, parse func(io.Reader) ([]OSPackage, error), manager string, seeds ...string) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, in string) {
-		pkgs, err := ParseAPKInstalled(strings.NewReader(in))
+		pkgs, err := parse(strings.NewReader(in))
 		if err != nil {
 			return
 		}
 		for _, p := range pkgs {
-			if p.Name == "" || p.Manager != APK {
+			if p.Name == "" || p.Manager != manager {
 				t.Fatalf("package without a name or manager: %+v", p)
 			}
 		}
 	})
 }
 
+func FuzzParseAPKInstalled(f *testing.F) {
+	fuzzDatabase(f, ParseAPKInstalled, APK, apkSnippet, "P:a\r\nV:1\r\n\r\nC:x\n", "P:\nV:1\n")
+}
+
 func FuzzParseDpkgStatus(f *testing.F) {
-	f.Add(dpkgSnippet)
-	f.Add("Package: a\n\tx\n\nStatus: deinstall ok config-files\n")
-	f.Add("package:\n")
-	f.Fuzz(func(t *testing.T, in string) {
-		pkgs, err := ParseDpkgStatus(strings.NewReader(in))
-		if err != nil {
-			return
-		}
-		for _, p := range pkgs {
-			if p.Name == "" || p.Manager != Dpkg {
-				t.Fatalf("package without a name or manager: %+v", p)
-			}
-		}
-	})
+	fuzzDatabase(f, ParseDpkgStatus, Dpkg, dpkgSnippet, "Package: a\n\tx\n\nStatus: deinstall ok config-files\n", "package:\n")
 }
 
 func FuzzParseOSRelease(f *testing.F) {

@@ -2,6 +2,7 @@ package attest
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 
@@ -126,35 +127,6 @@ func TestParseAPKInstalled(t *testing.T) {
 	}, pkgs)
 }
 
-func TestParseAPKInstalledEdges(t *testing.T) {
-	tests := []struct {
-		name, in string
-		want     []OSPackage
-		wantErr  string
-	}{
-		{"empty database", "", nil, ""},
-		{"CRLF and several blank lines", "P:a\r\nV:1-r0\r\n\r\n\r\nP:b\r\nV:2-r0\r\n", []OSPackage{
-			{Manager: APK, Name: "a", Version: "1-r0"}, {Manager: APK, Name: "b", Version: "2-r0"}}, ""},
-		{"no trailing newline", "P:a\nV:1-r0", []OSPackage{{Manager: APK, Name: "a", Version: "1-r0"}}, ""},
-		{"missing version and arch", "P:a\nT:no version\n", []OSPackage{{Manager: APK, Name: "a"}}, ""},
-		{"block without a name is skipped", "C:Q1x=\nV:1-r0\n\nP:b\nV:2\n", []OSPackage{{Manager: APK, Name: "b", Version: "2"}}, ""},
-		{"a repeated field keeps the first", "P:a\nV:1\nV:2\n", []OSPackage{{Manager: APK, Name: "a", Version: "1"}}, ""},
-		{"value with colons", "P:a\nV:1\nm:A <a@b:c>\n", []OSPackage{{Manager: APK, Name: "a", Version: "1", Maintainer: "A <a@b:c>"}}, ""},
-		{"not a field", "P:a\nversion 1\n", nil, "apk database line 2: want X:value"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseAPKInstalled(strings.NewReader(tt.in))
-			if tt.wantErr != "" {
-				assert.ErrorContains(t, err, tt.wantErr)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-}
-
 func TestParseDpkgStatus(t *testing.T) {
 	pkgs, err := ParseDpkgStatus(strings.NewReader(dpkgSnippet))
 	require.NoError(t, err)
@@ -165,26 +137,40 @@ func TestParseDpkgStatus(t *testing.T) {
 	}, pkgs)
 }
 
-func TestParseDpkgStatusEdges(t *testing.T) {
+// Both parsers on the edges of their formats; parse names the one a row
+// tests.
+func TestParsePackageDatabaseEdges(t *testing.T) {
+	apk, dpkg := ParseAPKInstalled, ParseDpkgStatus
 	tests := []struct {
-		name, in string
-		want     []OSPackage
-		wantErr  string
+		name    string
+		parse   func(io.Reader) ([]OSPackage, error)
+		in      string
+		want    []OSPackage
+		wantErr string
 	}{
-		{"empty file", "", nil, ""},
-		{"distroless stanza without Status", "Package: tzdata\nVersion: 2024a-0+deb12u1\nArchitecture: all\n", []OSPackage{
+		{"apk: empty database", apk, "", nil, ""},
+		{"apk: CRLF and several blank lines", apk, "P:a\r\nV:1-r0\r\n\r\n\r\nP:b\r\nV:2-r0\r\n", []OSPackage{
+			{Manager: APK, Name: "a", Version: "1-r0"}, {Manager: APK, Name: "b", Version: "2-r0"}}, ""},
+		{"apk: no trailing newline", apk, "P:a\nV:1-r0", []OSPackage{{Manager: APK, Name: "a", Version: "1-r0"}}, ""},
+		{"apk: missing version and arch", apk, "P:a\nT:no version\n", []OSPackage{{Manager: APK, Name: "a"}}, ""},
+		{"apk: block without a name is skipped", apk, "C:Q1x=\nV:1-r0\n\nP:b\nV:2\n", []OSPackage{{Manager: APK, Name: "b", Version: "2"}}, ""},
+		{"apk: a repeated field keeps the first", apk, "P:a\nV:1\nV:2\n", []OSPackage{{Manager: APK, Name: "a", Version: "1"}}, ""},
+		{"apk: value with colons", apk, "P:a\nV:1\nm:A <a@b:c>\n", []OSPackage{{Manager: APK, Name: "a", Version: "1", Maintainer: "A <a@b:c>"}}, ""},
+		{"apk: not a field", apk, "P:a\nversion 1\n", nil, "apk database line 2: want X:value"},
+		{"dpkg: empty file", dpkg, "", nil, ""},
+		{"dpkg: distroless stanza without Status", dpkg, "Package: tzdata\nVersion: 2024a-0+deb12u1\nArchitecture: all\n", []OSPackage{
 			{Manager: Dpkg, Name: "tzdata", Version: "2024a-0+deb12u1", Arch: "all"}}, ""},
-		{"field names in any case, tab continuation, CRLF", "package: a\r\nSTATUS: install ok installed\r\nDescription: x\r\n\tmore\r\nversion: 1\r\n", []OSPackage{
+		{"dpkg: field names in any case, tab continuation, CRLF", dpkg, "package: a\r\nSTATUS: install ok installed\r\nDescription: x\r\n\tmore\r\nversion: 1\r\n", []OSPackage{
 			{Manager: Dpkg, Name: "a", Version: "1"}}, ""},
-		{"missing version", "Package: a\nStatus: install ok installed\n", []OSPackage{{Manager: Dpkg, Name: "a"}}, ""},
-		{"half-installed is not installed", "Package: a\nStatus: install reinstreq half-installed\nVersion: 1\n", nil, ""},
-		{"stanza without Package is skipped", "Version: 1\n\nPackage: b\nVersion: 2\n", []OSPackage{{Manager: Dpkg, Name: "b", Version: "2"}}, ""},
-		{"continuation before any field", " stray\nPackage: a\n", nil, "line 1: continuation line without a field"},
-		{"not a field", "Package: a\nVersion 1\n", nil, `dpkg status line 2: want "Field: value"`},
+		{"dpkg: missing version", dpkg, "Package: a\nStatus: install ok installed\n", []OSPackage{{Manager: Dpkg, Name: "a"}}, ""},
+		{"dpkg: half-installed is not installed", dpkg, "Package: a\nStatus: install reinstreq half-installed\nVersion: 1\n", nil, ""},
+		{"dpkg: stanza without Package is skipped", dpkg, "Version: 1\n\nPackage: b\nVersion: 2\n", []OSPackage{{Manager: Dpkg, Name: "b", Version: "2"}}, ""},
+		{"dpkg: continuation before any field", dpkg, " stray\nPackage: a\n", nil, "line 1: continuation line without a field"},
+		{"dpkg: not a field", dpkg, "Package: a\nVersion 1\n", nil, `dpkg status line 2: want "Field: value"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseDpkgStatus(strings.NewReader(tt.in))
+			got, err := tt.parse(strings.NewReader(tt.in))
 			if tt.wantErr != "" {
 				assert.ErrorContains(t, err, tt.wantErr)
 				return
