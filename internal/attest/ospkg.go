@@ -13,7 +13,8 @@ import (
 type OS struct {
 	// Release is the base's /etc/os-release; zero when it has none.
 	Release OSRelease
-	// Packages are the installed packages, in database order.
+	// Packages are the installed packages: the apk database's, then dpkg's,
+	// each in the order of its files (SBOM sorts them).
 	Packages []OSPackage
 }
 

@@ -34,7 +34,7 @@ func ReadOS(ctx context.Context, fs *rootfs.FS, layers []v1.Layer) (OS, error) {
 		parse func(io.Reader) error
 	}
 	var out OS
-	var apk, dpkg [][]OSPackage
+	var apk, dpkg []OSPackage // apk first, whatever order the layers give
 	var files []wanted
 	add := func(p string, parse func(io.Reader) error) bool {
 		_, info, err := fs.Resolve(p, true)
@@ -50,12 +50,12 @@ func ReadOS(ctx context.Context, fs *rootfs.FS, layers []v1.Layer) (OS, error) {
 	}
 	add(apkInstalledPath, func(r io.Reader) error {
 		pkgs, err := ParseAPKInstalled(r)
-		apk = append(apk, pkgs)
+		apk = append(apk, pkgs...)
 		return err
 	})
 	dpkgParse := func(r io.Reader) error {
 		pkgs, err := ParseDpkgStatus(r)
-		dpkg = append(dpkg, pkgs)
+		dpkg = append(dpkg, pkgs...)
 		return err
 	}
 	add(dpkgStatusPath, dpkgParse)
@@ -90,12 +90,7 @@ func ReadOS(ctx context.Context, fs *rootfs.FS, layers []v1.Layer) (OS, error) {
 	if err != nil {
 		return OS{}, fmt.Errorf("base package database: %w", err)
 	}
-	for _, pkgs := range apk {
-		out.Packages = append(out.Packages, pkgs...)
-	}
-	for _, pkgs := range dpkg {
-		out.Packages = append(out.Packages, pkgs...)
-	}
+	out.Packages = append(apk, dpkg...)
 	return out, nil
 }
 
