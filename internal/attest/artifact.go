@@ -39,8 +39,11 @@ const (
 // Artifact is an OCI image manifest this package wrote as raw JSON (so it
 // can carry a manifest-level artifactType, which go-containerregistry's
 // mutate cannot set), with a subject, the 2-byte empty config "{}" and
-// its blobs as layers. It is a v1.Image: remote.Write, layout.WriteImage
-// and friends push or write it as is.
+// its blobs as layers. It is a v1.Image: layout.WriteImage and friends
+// write it as is. go-containerregistry's remote writers push it too, but
+// they also read and write the tag sha256-<subject hex> on a registry
+// without the referrers API, for any manifest with a subject; a release
+// PUTs the raw manifest itself (docs/attestations.md).
 type Artifact struct {
 	raw      []byte
 	digest   v1.Hash

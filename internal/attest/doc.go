@@ -32,7 +32,8 @@
 // `docker buildx imagetools inspect` and Docker Scout read (platform
 // unknown/unknown, vnd.docker.reference.* annotations). StatementReferrer
 // and SPDXReferrer make OCI 1.1 referrers instead. Each is an Artifact: a
-// v1.Image over raw manifest bytes, ready to push or write.
+// v1.Image over raw manifest bytes, ready to write or push (see Artifact
+// for what go-containerregistry's remote writers add to a push).
 //
 // docs/attestations.md documents the build type, the builder IDs and the
 // calls the release wiring makes.
