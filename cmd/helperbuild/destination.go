@@ -103,7 +103,7 @@ func (d *destination) parseConfigFreeTags(f *buildFlags, env Env, pkg string) er
 			if err := imageref.CheckTag(t); err != nil {
 				return usagef("--tag %q: %v", t, err)
 			}
-			image, err := release.PackageName(pkg, f.binaryName)
+			image, err := recipe.PackageName(pkg, f.binaryName)
 			if err != nil {
 				return usageError{err}
 			}

@@ -7,12 +7,14 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
 // flagsRecipe is recipeYAML whose ldflags and tags show the version and
@@ -77,7 +79,7 @@ func TestEveryFlagInBothModes(t *testing.T) {
 	// differ; [0] is config-free mode, [1] recipe mode.
 	rows := map[string][2]use{
 		"platforms": same([]string{"--platforms", "linux/arm64,linux/s390x"}, func(t *testing.T, r *buildRun) {
-			assert.Equal(t, "linux/arm64,linux/s390x", platform.FormatList(r.plan.Platforms))
+			assert.Equal(t, "linux/arm64,linux/s390x", platform.FormatList(recipe.Values(r.plan.Platforms)))
 		}),
 		"jobs":              same([]string{"--jobs", "3"}, func(t *testing.T, r *buildRun) { assert.Equal(t, 3, r.jobs) }),
 		"compression-level": same([]string{"--compression-level", "9"}, func(t *testing.T, r *buildRun) { assert.Equal(t, 9, r.level) }),
@@ -114,7 +116,10 @@ func TestEveryFlagInBothModes(t *testing.T) {
 		"binary-name": {
 			{args: []string{"--binary-name", "helper"}, check: func(t *testing.T, r *buildRun) {
 				assert.Equal(t, "helper", r.plan.Images[0].Name)
-				assert.Equal(t, "helper-linux-amd64", r.plan.Binaries[0].Outputs["linux/amd64"])
+				// No --platforms: the base decides, and the plan names the binary for them.
+				plan, err := r.plan.ForBasePlatforms([]v1.Platform{{OS: "linux", Architecture: "amd64"}})
+				require.NoError(t, err)
+				assert.Equal(t, "helper-linux-amd64", plan.Platforms[0].Outputs[0])
 			}},
 			{args: []string{"--binary-name", "helper"}, err: "--binary-name is for config-free mode: give the Go main package too; in helperbuild.yaml a binary is named by its binaries[].output"},
 		},

@@ -12,7 +12,6 @@ import (
 	"github.com/helperbuild/helperbuild/internal/gitmeta"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/recipe"
-	"github.com/helperbuild/helperbuild/internal/release"
 )
 
 // loadRecipe reads helperbuild.yaml (or --config) in recipe mode and returns
@@ -96,7 +95,7 @@ func makePlan(cfg *recipe.Config, f *buildFlags, pkg, dir string, vars recipe.Va
 	if err != nil {
 		return nil, usageError{err}
 	}
-	plan, err := release.PackagePlan(release.Package{
+	plan, err := recipe.PackagePlan(recipe.Package{
 		Dir: dir, Main: pkg, BinaryName: f.binaryName, Base: f.base,
 		Platforms: platforms, Ldflags: ldflags, Tags: dest.layoutTags(),
 	})

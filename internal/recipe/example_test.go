@@ -20,7 +20,7 @@ func TestExampleGitLabRunner(t *testing.T) {
 	exampleDir, err := filepath.Abs(filepath.Join("..", "..", "examples", "gitlab-runner"))
 	require.NoError(t, err)
 	assert.Equal(t, exampleDir, plan.Dir)
-	assert.Equal(t, "linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x", platform.FormatList(plan.Platforms))
+	assert.Equal(t, "linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x", platform.FormatList(Values(plan.Platforms)))
 	assert.Equal(t, []string{"-trimpath"}, plan.Flags)
 	assert.Equal(t, "-s -w"+
 		" -X example.com/gitlab-runner/common.VERSION=17.10.0"+
@@ -29,20 +29,22 @@ func TestExampleGitLabRunner(t *testing.T) {
 		" -X example.com/gitlab-runner/common.BUILT=2025-03-20T10:11:12Z", plan.Ldflags)
 
 	require.Len(t, plan.Binaries, 2)
-	assert.Equal(t, Binary{Main: "./apps/gitlab-runner-helper", Outputs: map[string]string{
+	assert.Equal(t, Binary{Main: "./apps/gitlab-runner-helper"}, plan.Binaries[0])
+	assert.Equal(t, map[string]string{
 		"linux/amd64":   "gitlab-runner-helper.linux-amd64",
 		"linux/arm64":   "gitlab-runner-helper.linux-arm64",
 		"linux/arm/v7":  "gitlab-runner-helper.linux-arm",
 		"linux/ppc64le": "gitlab-runner-helper.linux-ppc64le",
 		"linux/s390x":   "gitlab-runner-helper.linux-s390x",
-	}}, plan.Binaries[0])
-	assert.Equal(t, Binary{Main: ".", Outputs: map[string]string{
+	}, outputs(plan, 0))
+	assert.Equal(t, Binary{Main: "."}, plan.Binaries[1])
+	assert.Equal(t, map[string]string{
 		"linux/amd64":   "gitlab-runner-linux-amd64",
 		"linux/arm64":   "gitlab-runner-linux-arm64",
 		"linux/arm/v7":  "gitlab-runner-linux-arm",
 		"linux/ppc64le": "gitlab-runner-linux-ppc64le",
 		"linux/s390x":   "gitlab-runner-linux-s390x",
-	}}, plan.Binaries[1])
+	}, outputs(plan, 1))
 
 	require.Len(t, plan.Images, 2)
 	helper, runner := plan.Images[0], plan.Images[1]
@@ -56,7 +58,7 @@ func TestExampleGitLabRunner(t *testing.T) {
 	assert.Equal(t, map[string][]string{
 		"linux/amd64": {"x86_64-17.10.0"}, "linux/arm64": {"arm64-17.10.0"}, "linux/arm/v7": {"arm-17.10.0"},
 		"linux/ppc64le": {"ppc64le-17.10.0"}, "linux/s390x": {"s390x-17.10.0"},
-	}, helper.PlatformTags)
+	}, platformTags(helper))
 	assert.Len(t, helper.Platforms, 5)
 
 	assert.Equal(t, "gitlab-runner", runner.Name)
@@ -66,7 +68,7 @@ func TestExampleGitLabRunner(t *testing.T) {
 		"packaging_dir": filepath.Join(exampleDir, "packaging", "root", "usr", "share", "gitlab-runner"),
 	}, runner.Contexts)
 	assert.Equal(t, []string{"17.10.0", "latest"}, runner.Tags)
-	assert.Nil(t, runner.PlatformTags)
+	assert.Nil(t, platformTags(runner))
 	assert.Len(t, runner.Platforms, 5)
 	assert.FileExists(t, filepath.Join(runner.Contexts["packaging_dir"], "clear-docker-cache"))
 }

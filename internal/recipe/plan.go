@@ -25,20 +25,42 @@ type Selection struct {
 // Plan is a config with every template rendered and every value checked,
 // ready for cross-compiling and assembling images.
 type Plan struct {
-	Dir       string        // absolute directory of the config file: module root, base of mains
-	Platforms []v1.Platform // union of the selected images' platforms, in platform-list order
-	Flags     []string      // go build flags, rendered
-	Ldflags   string        // rendered
-	Env       []string      // KEY=VALUE, rendered
+	Dir       string     // absolute directory of the config file: module root, base of mains
+	Platforms []Platform // union of the selected images' platforms, in platform-list order
+	Flags     []string   // go build flags, rendered
+	Ldflags   string     // rendered
+	Env       []string   // KEY=VALUE, rendered
 	Binaries  []Binary
 	Images    []Image
+
+	// pkg is the config-free package whose platforms its base decides,
+	// until ForBasePlatforms is given them; nil otherwise.
+	pkg *Package
 }
 
-// Binary is one Go main package and its output file name per platform.
-type Binary struct {
-	Main    string            // as written, relative to Plan.Dir ("./apps/gitlab-runner-helper")
-	Outputs map[string]string // platform ("linux/arm/v7") -> plain file name
+// Platform is one platform the plan compiles for: the platform, normalised
+// when it was parsed, and what is rendered for it.
+type Platform struct {
+	Platform v1.Platform
+	Outputs  []string // Outputs[k] is the plain file name of Plan.Binaries[k]
 }
+
+// Binary is one Go main package; its output names are in Plan.Platforms.
+type Binary struct {
+	Main string // as written, relative to Plan.Dir ("./apps/gitlab-runner-helper")
+}
+
+// Values returns the platforms of ps, in order.
+func Values[P interface{ value() v1.Platform }](ps []P) []v1.Platform {
+	out := make([]v1.Platform, len(ps))
+	for i, p := range ps {
+		out[i] = p.value()
+	}
+	return out
+}
+
+func (p Platform) value() v1.Platform      { return p.Platform }
+func (p ImagePlatform) value() v1.Platform { return p.Platform }
 
 // Image is one image to assemble.
 type Image struct {
@@ -47,12 +69,17 @@ type Image struct {
 	DockerfileName string // for messages: the path relative to Plan.Dir, or "built-in runner-helper/Dockerfile"
 	DockerfileData []byte // the built-in recipe's bytes; nil when Dockerfile is set
 	Args           map[string]string
-	Contexts       map[string]string   // name -> absolute directory, or BinariesContext
-	Tags           []string            // index tags, rendered, unique, in order
-	PlatformTags   map[string][]string // platform -> alias tags of that platform's manifest
-	Platforms      []v1.Platform
-	Base           map[string]string // platform -> FROM image override
+	Contexts       map[string]string // name -> absolute directory, or BinariesContext
+	Tags           []string          // index tags, rendered, unique, in order
+	Platforms      []ImagePlatform
 	Contract       string
+}
+
+// ImagePlatform is one platform an image is built for.
+type ImagePlatform struct {
+	Platform v1.Platform
+	Base     string   // FROM image override; "" keeps the Dockerfile's
+	Tags     []string // alias tags of this platform's manifest
 }
 
 // Plan renders the config for vars and sel. It checks the file system (the
@@ -113,7 +140,10 @@ func (c *Config) Plan(vars Vars, sel Selection) (*Plan, error) {
 			}
 		}
 	}
-	plan := &Plan{Dir: c.Dir, Platforms: union}
+	plan := &Plan{Dir: c.Dir, Platforms: make([]Platform, len(union))}
+	for k, p := range union {
+		plan.Platforms[k].Platform = p
+	}
 	if err := c.planBuild(plan, vars); err != nil {
 		return nil, err
 	}
@@ -227,31 +257,31 @@ func (c *Config) planBuild(plan *Plan, vars Vars) error {
 func (c *Config) planBinaries(plan *Plan, vars Vars) error {
 	type owner struct {
 		binary   int
-		platform string
+		platform v1.Platform
 	}
 	seen := map[string]owner{}
 	for i, b := range c.Binaries {
 		p := index("binaries", i) + ".output"
-		out := Binary{Main: b.Main, Outputs: map[string]string{}}
-		for _, pl := range plan.Platforms {
-			key := platform.Format(pl)
-			name, err := c.render(p, b.Output, vars.PlatformData(pl))
+		for k := range plan.Platforms {
+			pl := &plan.Platforms[k]
+			name, err := c.render(p, b.Output, vars.PlatformData(pl.Platform))
 			if err != nil {
 				return err
 			}
+			key := platform.Format(pl.Platform)
 			if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
 				return errAt(c.Path, c.line(p), fmt.Sprintf("%s renders %q for %s; want a plain file name (no / or ..)", p, name, key))
 			}
 			if prev, dup := seen[name]; dup {
 				if prev.binary == i {
-					return errAt(c.Path, c.line(p), fmt.Sprintf("%s renders %q for both %s and %s; add {{.Variant}} to tell them apart", p, name, prev.platform, key))
+					return errAt(c.Path, c.line(p), fmt.Sprintf("%s renders %q for both %s and %s; add {{.Variant}} to tell them apart", p, name, platform.Format(prev.platform), key))
 				}
-				return errAt(c.Path, c.line(p), fmt.Sprintf("%s renders %q for %s, the same name as binaries[%d] for %s", p, name, key, prev.binary, prev.platform))
+				return errAt(c.Path, c.line(p), fmt.Sprintf("%s renders %q for %s, the same name as binaries[%d] for %s", p, name, key, prev.binary, platform.Format(prev.platform)))
 			}
-			seen[name] = owner{binary: i, platform: key}
-			out.Outputs[key] = name
+			seen[name] = owner{binary: i, platform: pl.Platform}
+			pl.Outputs = append(pl.Outputs, name)
 		}
-		plan.Binaries = append(plan.Binaries, out)
+		plan.Binaries = append(plan.Binaries, Binary{Main: b.Main})
 	}
 	return nil
 }

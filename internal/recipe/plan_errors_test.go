@@ -179,16 +179,16 @@ func TestPlanImagePlatformOrder(t *testing.T) {
 	c := writeConfig(t, text)
 	plan, err := c.Plan(testVars, Selection{})
 	require.NoError(t, err)
-	assert.Equal(t, "linux/arm64,linux/s390x", platform.FormatList(plan.Platforms))
-	assert.Equal(t, "linux/s390x,linux/arm64", platform.FormatList(plan.Images[0].Platforms), "an image's own list keeps its order")
+	assert.Equal(t, "linux/arm64,linux/s390x", platform.FormatList(Values(plan.Platforms)))
+	assert.Equal(t, "linux/s390x,linux/arm64", platform.FormatList(Values(plan.Images[0].Platforms)), "an image's own list keeps its order")
 }
 
 func TestPlanWithoutImages(t *testing.T) {
 	c := writeConfig(t, minimal[:strings.Index(minimal, "images:")])
 	plan, err := c.Plan(testVars, Selection{Platforms: platforms(t, "linux/riscv64")})
 	require.NoError(t, err)
-	assert.Equal(t, "linux/riscv64", platform.FormatList(plan.Platforms))
-	assert.Equal(t, map[string]string{"linux/riscv64": "helper.linux-riscv64"}, plan.Binaries[0].Outputs)
+	assert.Equal(t, "linux/riscv64", platform.FormatList(Values(plan.Platforms)))
+	assert.Equal(t, map[string]string{"linux/riscv64": "helper.linux-riscv64"}, outputs(plan, 0))
 	assert.Empty(t, plan.Images)
 }
 
@@ -199,7 +199,7 @@ func TestPlanBaseInsteadOfBaseImage(t *testing.T) {
 	c := writeConfig(t, text)
 	plan, err := c.Plan(testVars, Selection{})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"linux/amd64": "a", "linux/arm64": "b-arm64"}, plan.Images[0].Base)
+	assert.Equal(t, map[string]string{"linux/amd64": "a", "linux/arm64": "b-arm64"}, bases(plan.Images[0]))
 	assert.Empty(t, plan.Images[0].Args)
 
 	_, err = c.Plan(testVars, Selection{Platforms: platforms(t, "linux/amd64,linux/s390x")})

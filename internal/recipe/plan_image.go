@@ -20,7 +20,10 @@ import (
 func (c *Config) planImage(i int, platforms []v1.Platform, vars Vars, extraTags []string) (Image, error) {
 	spec := c.Images[i]
 	p := index("images", i)
-	img := Image{Name: spec.Name, Platforms: platforms, Contract: spec.Contract}
+	img := Image{Name: spec.Name, Platforms: make([]ImagePlatform, len(platforms)), Contract: spec.Contract}
+	for k, pl := range platforms {
+		img.Platforms[k].Platform = pl
+	}
 	if err := c.planDockerfile(&img, spec, p); err != nil {
 		return img, err
 	}
@@ -62,8 +65,9 @@ func (c *Config) planImage(i int, platforms []v1.Platform, vars Vars, extraTags 
 	if err := c.planPlatformTags(&img, spec, p, vars); err != nil {
 		return img, err
 	}
-	for _, pl := range platforms {
-		key := platform.Format(pl)
+	for k := range img.Platforms {
+		ip := &img.Platforms[k]
+		key := platform.Format(ip.Platform)
 		base, ok := spec.Base[key]
 		if !ok {
 			if img.DockerfileData != nil && img.Args["BASE_IMAGE"] == "" {
@@ -72,17 +76,14 @@ func (c *Config) planImage(i int, platforms []v1.Platform, vars Vars, extraTags 
 			continue
 		}
 		bp := p + ".base." + key
-		ref, err := c.render(bp, base, vars.PlatformData(pl))
+		ref, err := c.render(bp, base, vars.PlatformData(ip.Platform))
 		if err != nil {
 			return img, err
 		}
 		if ref == "" {
 			return img, errAt(c.Path, c.line(bp), fmt.Sprintf("%s renders an empty image reference", bp))
 		}
-		if img.Base == nil {
-			img.Base = map[string]string{}
-		}
-		img.Base[key] = ref
+		ip.Base = ref
 	}
 	return img, nil
 }
@@ -161,11 +162,11 @@ func (c *Config) planPlatformTags(img *Image, spec ImageSpec, p string, vars Var
 	if len(spec.PlatformTags) == 0 {
 		return nil
 	}
-	img.PlatformTags = map[string][]string{}
 	owner := map[string]string{}
-	for _, pl := range img.Platforms {
-		key := platform.Format(pl)
-		data := vars.PlatformData(pl)
+	for k := range img.Platforms {
+		ip := &img.Platforms[k]
+		key := platform.Format(ip.Platform)
+		data := vars.PlatformData(ip.Platform)
 		for j, t := range spec.PlatformTags {
 			tp := index(p+".platform_tags", j)
 			tag, err := c.render(tp, t, data)
@@ -183,7 +184,7 @@ func (c *Config) planPlatformTags(img *Image, spec ImageSpec, p string, vars Var
 			}
 			if _, dup := owner[tag]; !dup {
 				owner[tag] = key
-				img.PlatformTags[key] = append(img.PlatformTags[key], tag)
+				ip.Tags = append(ip.Tags, tag)
 			}
 		}
 	}

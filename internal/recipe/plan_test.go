@@ -75,17 +75,18 @@ func TestPlan(t *testing.T) {
 
 	assert.Equal(t, c.Dir, plan.Dir)
 	assert.True(t, filepath.IsAbs(plan.Dir))
-	assert.Equal(t, "linux/amd64,linux/arm64,linux/arm/v7,linux/s390x", platform.FormatList(plan.Platforms))
+	assert.Equal(t, "linux/amd64,linux/arm64,linux/arm/v7,linux/s390x", platform.FormatList(Values(plan.Platforms)))
 	assert.Equal(t, []string{"-trimpath", "-tags=25"}, plan.Flags)
 	assert.Equal(t, "-w -X m/common.VERSION=v17.10.0 -X m/common.BUILT=2025-03-20T10:11:12Z", plan.Ldflags)
 	assert.Equal(t, []string{"GOFLAGS=-mod=vendor", "REV=1a2b3c4d"}, plan.Env)
 
 	require.Len(t, plan.Binaries, 2)
-	assert.Equal(t, Binary{Main: "./apps/gitlab-runner-helper", Outputs: map[string]string{
+	assert.Equal(t, Binary{Main: "./apps/gitlab-runner-helper"}, plan.Binaries[0])
+	assert.Equal(t, map[string]string{
 		"linux/amd64": "gitlab-runner-helper.linux-amd64", "linux/arm64": "gitlab-runner-helper.linux-arm64",
 		"linux/arm/v7": "gitlab-runner-helper.linux-arm", "linux/s390x": "gitlab-runner-helper.linux-s390x",
-	}}, plan.Binaries[0])
-	assert.Equal(t, "gitlab-runner-linux-arm", plan.Binaries[1].Outputs["linux/arm/v7"], "binaries are built for every planned platform")
+	}, outputs(plan, 0))
+	assert.Equal(t, "gitlab-runner-linux-arm", outputs(plan, 1)["linux/arm/v7"], "binaries are built for every planned platform")
 
 	require.Len(t, plan.Images, 2)
 	helper := plan.Images[0]
@@ -97,14 +98,15 @@ func TestPlan(t *testing.T) {
 		Args:           map[string]string{"BASE_IMAGE": "registry.example.com/base/runner-helper:alpine"},
 		Contexts:       map[string]string{"binary_dir": BinariesContext},
 		Tags:           []string{"v17.10.0"},
-		PlatformTags: map[string][]string{
-			"linux/amd64": {"x86_64-v17.10.0"}, "linux/arm64": {"arm64-v17.10.0"},
-			"linux/arm/v7": {"arm-v17.10.0"}, "linux/s390x": {"s390x-v17.10.0"},
-		},
-		Platforms: plan.Platforms,
-		Base:      map[string]string{"linux/arm/v7": "registry.example.com/base/helper:armv7"},
-		Contract:  "helper",
+		Platforms:      helper.Platforms, // below
+		Contract:       "helper",
 	}, helper)
+	assert.Equal(t, map[string][]string{
+		"linux/amd64": {"x86_64-v17.10.0"}, "linux/arm64": {"arm64-v17.10.0"},
+		"linux/arm/v7": {"arm-v17.10.0"}, "linux/s390x": {"s390x-v17.10.0"},
+	}, platformTags(helper))
+	assert.Equal(t, Values(plan.Platforms), Values(helper.Platforms))
+	assert.Equal(t, map[string]string{"linux/arm/v7": "registry.example.com/base/helper:armv7"}, bases(helper))
 
 	runner := plan.Images[1]
 	assert.Equal(t, "group/gitlab-runner", runner.Name)
@@ -113,9 +115,9 @@ func TestPlan(t *testing.T) {
 	assert.Nil(t, runner.DockerfileData)
 	assert.Equal(t, map[string]string{"binary_dir": BinariesContext, "packaging_dir": filepath.Join(c.Dir, "packaging")}, runner.Contexts)
 	assert.Equal(t, []string{"v17.10.0", "latest"}, runner.Tags)
-	assert.Nil(t, runner.PlatformTags)
-	assert.Nil(t, runner.Base)
-	assert.Equal(t, "linux/amd64,linux/arm64,linux/s390x", platform.FormatList(runner.Platforms))
+	assert.Nil(t, platformTags(runner))
+	assert.Nil(t, bases(runner))
+	assert.Equal(t, "linux/amd64,linux/arm64,linux/s390x", platform.FormatList(Values(runner.Platforms)))
 }
 
 func TestPlanSelection(t *testing.T) {
@@ -179,18 +181,18 @@ func TestPlanSelection(t *testing.T) {
 				if !ok {
 					want = tt.platforms
 				}
-				assert.Equal(t, want, platform.FormatList(img.Platforms), img.Name)
-				for key := range img.PlatformTags {
-					assert.GreaterOrEqual(t, platform.Index(img.Platforms, mustParse(t, key)), 0, "platform tags only for built platforms")
+				assert.Equal(t, want, platform.FormatList(Values(img.Platforms)), img.Name)
+				for key := range platformTags(img) {
+					assert.GreaterOrEqual(t, platform.Index(Values(img.Platforms), mustParse(t, key)), 0, "platform tags only for built platforms")
 				}
-				for key := range img.Base {
-					assert.GreaterOrEqual(t, platform.Index(img.Platforms, mustParse(t, key)), 0, "base overrides only for built platforms")
+				for key := range bases(img) {
+					assert.GreaterOrEqual(t, platform.Index(Values(img.Platforms), mustParse(t, key)), 0, "base overrides only for built platforms")
 				}
 			}
 			assert.Equal(t, tt.images, strings.Join(names, " "))
-			assert.Equal(t, tt.platforms, platform.FormatList(plan.Platforms))
-			for _, b := range plan.Binaries {
-				assert.Len(t, b.Outputs, len(plan.Platforms))
+			assert.Equal(t, tt.platforms, platform.FormatList(Values(plan.Platforms)))
+			for k := range plan.Binaries {
+				assert.Len(t, outputs(plan, k), len(plan.Platforms))
 			}
 		})
 	}
@@ -201,4 +203,44 @@ func mustParse(t *testing.T, s string) v1.Platform {
 	p, err := platform.Parse(s)
 	require.NoError(t, err)
 	return p
+}
+
+// outputs is the output name of plan.Binaries[k] per platform, keyed as the
+// platform prints.
+func outputs(plan *Plan, k int) map[string]string {
+	out := map[string]string{}
+	for _, p := range plan.Platforms {
+		out[platform.Format(p.Platform)] = p.Outputs[k]
+	}
+	return out
+}
+
+// platformTags is img's platform tags per platform that has some; nil
+// when none has.
+func platformTags(img Image) map[string][]string {
+	var out map[string][]string
+	for _, p := range img.Platforms {
+		if len(p.Tags) > 0 {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[platform.Format(p.Platform)] = p.Tags
+		}
+	}
+	return out
+}
+
+// bases is img's base override per platform that has one; nil when none
+// has.
+func bases(img Image) map[string]string {
+	var out map[string]string
+	for _, p := range img.Platforms {
+		if p.Base != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[platform.Format(p.Platform)] = p.Base
+		}
+	}
+	return out
 }

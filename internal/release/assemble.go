@@ -8,7 +8,6 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/helperbuild/helperbuild/internal/crossbuild"
 	"github.com/helperbuild/helperbuild/internal/dockerfile"
 	"github.com/helperbuild/helperbuild/internal/layer"
 	"github.com/helperbuild/helperbuild/internal/manifest"
@@ -35,38 +34,41 @@ type assembler struct {
 	slots   *sync.Cond         // signalled when a compile or an assembly ends
 	running int                // assemblies holding a slot
 	left    int                // binaries not yet compiled; 0 once compiling ended
-	pending map[string]int     // platform -> binaries not yet compiled
+	pending []int              // [plan platform] binaries not yet compiled
 	images  [][]v1.Image       // [image][platform], nil until assembled
 	checks  [][][]verify.Check // [image][platform], set with images
 }
 
-func newAssembler(plan *recipe.Plan, units [][]unit, b *bases, binDir string, cache *layer.Cache, opts Options, targets []crossbuild.Target) *assembler {
+// newAssembler waits for the binaries of targetPlatforms: each one's index
+// in plan.Platforms.
+func newAssembler(plan *recipe.Plan, units [][]unit, b *bases, binDir string, cache *layer.Cache, opts Options, targetPlatforms []int) *assembler {
 	a := &assembler{plan: plan, units: units, bases: b, binDir: binDir, cache: cache, opts: opts,
-		left: len(targets), pending: map[string]int{},
+		left: len(targetPlatforms), pending: make([]int, len(plan.Platforms)),
 		images: make([][]v1.Image, len(units)), checks: make([][][]verify.Check, len(units))}
 	a.slots = sync.NewCond(&a.mu)
 	for i := range units {
 		a.images[i] = make([]v1.Image, len(units[i]))
 		a.checks[i] = make([][]verify.Check, len(units[i]))
 	}
-	for _, t := range targets {
-		a.pending[platform.Format(t.Platform)]++
+	for _, k := range targetPlatforms {
+		a.pending[k]++
 	}
 	return a
 }
 
-// compiled records one binary for p; the last one schedules p's units.
-func (a *assembler) compiled(p v1.Platform) {
-	key := platform.Format(p)
+// compiled records one binary for plan platform k; the last one schedules
+// its units.
+func (a *assembler) compiled(k int) {
 	a.mu.Lock()
 	a.left--
 	a.slots.Broadcast()
-	a.pending[key]--
-	last := a.pending[key] == 0
+	a.pending[k]--
+	last := a.pending[k] == 0
 	a.mu.Unlock()
 	if !last {
 		return
 	}
+	p := a.plan.Platforms[k].Platform
 	for i := range a.units {
 		for j, u := range a.units[i] {
 			if platform.Equal(u.platform, p) {
@@ -337,7 +339,7 @@ func indexImage(im recipe.Image, units []unit, images []v1.Image, b *bases, opts
 		}
 		out.Platforms = append(out.Platforms, Platform{
 			Platform: u.platform, Digest: d, Size: size,
-			Tags: im.PlatformTags[platform.Format(u.platform)],
+			Tags: u.tags,
 		})
 	}
 	// The index names the base most platforms share: the Dockerfile's FROM.

@@ -200,13 +200,13 @@ func TestBuildOnMergedUsrBase(t *testing.T) {
 	for _, f := range []string{"foo", "x", "y"} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte(f), 0o644))
 	}
-	amd64 := platforms(t, "linux/amd64")
-	plan := &recipe.Plan{Dir: dir, Platforms: amd64, Images: []recipe.Image{{
+	amd64 := platforms(t, "linux/amd64")[0]
+	plan := &recipe.Plan{Dir: dir, Platforms: []recipe.Platform{{Platform: amd64}}, Images: []recipe.Image{{
 		Name:           "merged",
 		DockerfileName: "test Dockerfile",
 		DockerfileData: []byte("ARG BASE\nFROM $BASE\nCOPY foo /bin/foo\nCOPY x /tmp/x\nCOPY y /home/gitlab-runner/.config/y\nWORKDIR /sbin\n"),
 		Args:           map[string]string{"BASE": baseRef},
-		Platforms:      amd64,
+		Platforms:      []recipe.ImagePlatform{{Platform: amd64}},
 	}}}
 	res, err := Build(context.Background(), plan, options(t))
 	require.NoError(t, err)

@@ -48,45 +48,62 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	log := opts.Logger
 	b := newBases(opts.Images)
-	units, err := preflightAndPlan(ctx, plan, b, opts)
+	plan, units, err := preflightAndPlan(ctx, plan, b, opts)
 	if err != nil {
 		return nil, err
-	}
-
-	// Every platform any image needs, in first-seen order; every binary is
-	// built for each of them.
-	var all []v1.Platform
-	for _, us := range units {
-		for _, u := range us {
-			if platform.Index(all, u.platform) < 0 {
-				all = append(all, u.platform)
-			}
-		}
 	}
 	binDir, cache, err := workDirs(plan, opts)
 	if err != nil {
 		return nil, err
 	}
-	goTmp := filepath.Join(opts.TempDir, "go-tmp")
-	if err := os.MkdirAll(goTmp, 0o755); err != nil {
+	targets, of := compileTargets(plan, binDir)
+	a := newAssembler(plan, units, b, binDir, cache, opts, of)
+	if err := compileAndAssemble(ctx, plan, targets, of, a, opts); err != nil {
 		return nil, err
 	}
-	var targets []crossbuild.Target
-	for _, bin := range plan.Binaries {
-		for _, p := range all {
-			out, ok := bin.Outputs[platform.Format(p)]
-			if !ok {
-				return nil, fmt.Errorf("binary %s: no output name for %s", bin.Main, platform.Format(p))
-			}
-			targets = append(targets, crossbuild.Target{Platform: p, Main: bin.Main, Output: filepath.Join(binDir, out)})
+	res, err := indexAndVerify(ctx, plan, units, a, b, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.CacheDir != "" {
+		// Layers no run used for a week go, so a CI cache stays bounded.
+		if freed, err := cache.Prune(cacheMaxAge); err != nil {
+			opts.Logger.Warn("cache prune", "error", err)
+		} else if freed > 0 {
+			opts.Logger.Info("cache pruned", "bytes", freed)
 		}
 	}
+	return res, nil
+}
 
-	// A platform's images are assembled (layers compressed) as soon as its
-	// last binary is compiled, while other platforms still compile.
-	a := newAssembler(plan, units, b, binDir, cache, opts, targets)
+// compileTargets is every binary of plan for each of its platforms, and
+// for each target the index of its platform in plan.Platforms. A plan
+// without images has nothing to put binaries in: nothing compiles.
+func compileTargets(plan *recipe.Plan, binDir string) ([]crossbuild.Target, []int) {
+	if len(plan.Images) == 0 {
+		return nil, nil
+	}
+	var targets []crossbuild.Target
+	var of []int
+	for k, bin := range plan.Binaries {
+		for i, p := range plan.Platforms {
+			targets = append(targets, crossbuild.Target{Platform: p.Platform, Main: bin.Main, Output: filepath.Join(binDir, p.Outputs[k])})
+			of = append(of, i)
+		}
+	}
+	return targets, of
+}
+
+// compileAndAssemble compiles targets and assembles every unit: a
+// platform's images are assembled (layers compressed) as soon as its last
+// binary is compiled, while other platforms still compile; of gives each
+// target's platform (see compileTargets).
+func compileAndAssemble(ctx context.Context, plan *recipe.Plan, targets []crossbuild.Target, of []int, a *assembler, opts Options) error {
+	goTmp := filepath.Join(opts.TempDir, "go-tmp")
+	if err := os.MkdirAll(goTmp, 0o755); err != nil {
+		return err
+	}
 	// Assembly runs beside the compiles, not in their job slots, so a link
 	// never waits for another platform's gzip; but only in slots no compile
 	// needs and at a lower CPU priority, so it takes the time the links
@@ -105,7 +122,7 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 		})
 	}
 	start := time.Now()
-	err = crossbuild.Build(bctx, targets, crossbuild.Options{
+	err := crossbuild.Build(bctx, targets, crossbuild.Options{
 		Dir: plan.Dir,
 		Go:  opts.Go,
 		// go build's own temporary files go under the run's directory, which
@@ -114,33 +131,45 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 		Flags:   plan.Flags,
 		Ldflags: plan.Ldflags,
 		Jobs:    opts.Jobs,
-		Logger:  log,
+		Logger:  opts.Logger,
 		After: func(ctx context.Context, i int) error {
-			// The binary must be for its platform before it goes into a layer.
-			t := targets[i]
-			if err := elfcheck.CheckFile(t.Output, t.Platform); err != nil {
-				if errors.Is(err, elfcheck.ErrNotELF) {
-					return &InputError{fmt.Errorf("%s is not a main package: go build wrote no executable for it (%w)", t.Main, err)}
-				}
-				return fmt.Errorf("binary %s for %s: %w", t.Main, platform.Format(t.Platform), err)
+			if err := checkBinary(targets[i]); err != nil {
+				return err
 			}
-			a.compiled(t.Platform)
+			a.compiled(of[i])
 			return nil
 		},
 	})
 	a.compilesEnded()
 	if asmErr := asm.Wait(); asmErr != nil {
-		return nil, asmErr // the root cause when it cancelled the compiles
+		return asmErr // the root cause when it cancelled the compiles
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Images that copy no binary (or a plan without binaries) are assembled now.
 	if err := a.rest(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	log.Info("built", "binaries", len(targets), "duration", time.Since(start).Round(time.Millisecond))
+	opts.Logger.Info("built", "binaries", len(targets), "duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
 
+// checkBinary checks that t's binary is for its platform, before it goes
+// into a layer.
+func checkBinary(t crossbuild.Target) error {
+	if err := elfcheck.CheckFile(t.Output, t.Platform); err != nil {
+		if errors.Is(err, elfcheck.ErrNotELF) {
+			return &InputError{fmt.Errorf("%s is not a main package: go build wrote no executable for it (%w)", t.Main, err)}
+		}
+		return fmt.Errorf("binary %s for %s: %w", t.Main, platform.Format(t.Platform), err)
+	}
+	return nil
+}
+
+// indexAndVerify builds every image's index from its assembled platforms
+// and checks each index as a whole.
+func indexAndVerify(ctx context.Context, plan *recipe.Plan, units [][]unit, a *assembler, b *bases, opts Options) (*Result, error) {
 	res := &Result{Images: make([]Image, len(plan.Images))}
 	for i, im := range plan.Images {
 		built, err := indexImage(im, units[i], a.images[i], b, opts)
@@ -154,14 +183,6 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 			return nil, err
 		}
 	}
-	if opts.CacheDir != "" {
-		// Layers no run used for a week go, so a CI cache stays bounded.
-		if freed, err := cache.Prune(cacheMaxAge); err != nil {
-			log.Warn("cache prune", "error", err)
-		} else if freed > 0 {
-			log.Info("cache pruned", "bytes", freed)
-		}
-	}
 	return res, nil
 }
 
@@ -169,18 +190,18 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 // planUnits: both are round trips to registries before the first compile.
 // Nothing compiles unless both pass; the preflight's failure is reported
 // first.
-func preflightAndPlan(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) ([][]unit, error) {
+func preflightAndPlan(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) (*recipe.Plan, [][]unit, error) {
 	var preflightErr error
 	var pre sync.WaitGroup
 	if opts.Preflight != nil {
 		pre.Go(func() { preflightErr = opts.Preflight(ctx) })
 	}
-	units, err := planUnits(ctx, plan, b, opts)
+	plan, units, err := planUnits(ctx, plan, b, opts)
 	pre.Wait()
 	if preflightErr != nil {
-		return nil, preflightErr
+		return nil, nil, preflightErr
 	}
-	return units, err
+	return plan, units, err
 }
 
 // cacheMaxAge is how long an unused cached layer is kept.

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
@@ -23,7 +24,7 @@ func TestSecondRunUsesTheCache(t *testing.T) {
 	dir := module(t)
 	cacheDir := t.TempDir()
 	run := func() (string, string) {
-		plan, err := PackagePlan(Package{Dir: dir, Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/arm64")})
+		plan, err := recipe.PackagePlan(recipe.Package{Dir: dir, Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/arm64")})
 		require.NoError(t, err)
 		var logs bytes.Buffer
 		opts := options(t)
@@ -50,7 +51,7 @@ func TestSecondRunUsesTheCache(t *testing.T) {
 // OnImage sees every platform's image once, before Build returns, and its
 // error fails the build.
 func TestOnImage(t *testing.T) {
-	plan, err := PackagePlan(Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/arm64,linux/s390x")})
+	plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/arm64,linux/s390x")})
 	require.NoError(t, err)
 	opts := options(t)
 	var mu sync.Mutex
@@ -79,7 +80,7 @@ func TestOnImage(t *testing.T) {
 // A platform that fails its checks stops the build before any of its blobs
 // is handed to OnImage (push's early upload).
 func TestFailedCheckUploadsNothing(t *testing.T) {
-	plan, err := PackagePlan(Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/arm64")})
+	plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/arm64")})
 	require.NoError(t, err)
 	plan.Images[0].Contract = "helper" // a lone binary on scratch is no helper image
 	opts := options(t)
@@ -105,7 +106,7 @@ func TestFailedCheckUploadsNothing(t *testing.T) {
 func TestCompressionLevel(t *testing.T) {
 	dir, cacheDir := module(t), t.TempDir()
 	build := func(level int) (v1.Hash, []v1.Hash, int64) {
-		plan, err := PackagePlan(Package{Dir: dir, Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64")})
+		plan, err := recipe.PackagePlan(recipe.Package{Dir: dir, Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64")})
 		require.NoError(t, err)
 		opts := options(t)
 		opts.CacheDir, opts.CompressionLevel = cacheDir, level

@@ -20,6 +20,7 @@ import (
 type unit struct {
 	image    int
 	platform v1.Platform
+	tags     []string // alias tags of this platform's manifest
 	stage    *dockerfile.Stage
 	baseRef  string // as written (after ARG expansion or override)
 	base     v1.Image
@@ -27,9 +28,47 @@ type unit struct {
 }
 
 // planUnits parses every Dockerfile, resolves every base once and returns
-// the units in image order, then platform order. Every requested platform
-// is checked against its base here, before anything is compiled.
-func planUnits(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) ([][]unit, error) {
+// the plan (with the platforms of a config-free package that its base
+// decides) and the units in image order, then platform order. Every
+// requested platform is checked against its base here, before anything is
+// compiled.
+func planUnits(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) (*recipe.Plan, [][]unit, error) {
+	files, err := parseDockerfiles(plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	if plan, err = withBasePlatforms(ctx, plan, files, b, opts); err != nil {
+		return nil, nil, err
+	}
+	units := make([][]unit, len(plan.Images))
+	var refs []string
+	for i, im := range plan.Images {
+		for _, ip := range im.Platforms {
+			st, err := files[i].Resolve(dockerfile.Target{Platform: ip.Platform, BuildPlatform: opts.BuildPlatform, Args: im.Args})
+			if err != nil {
+				return nil, nil, &InputError{err}
+			}
+			ref := st.Base
+			if ip.Base != "" {
+				ref = ip.Base
+			}
+			units[i] = append(units[i], unit{image: i, platform: ip.Platform, tags: ip.Tags, stage: st, baseRef: ref})
+			if ref != "scratch" {
+				refs = append(refs, ref)
+			}
+		}
+	}
+	if err := b.resolve(ctx, refs, opts.Jobs); err != nil {
+		return nil, nil, err
+	}
+	if err := fetchBases(plan, units, b); err != nil {
+		return nil, nil, err
+	}
+	return plan, units, nil
+}
+
+// parseDockerfiles parses the Dockerfile of every image of plan.
+func parseDockerfiles(plan *recipe.Plan) ([]*dockerfile.File, error) {
 	files := make([]*dockerfile.File, len(plan.Images))
 	for i, im := range plan.Images {
 		data := im.DockerfileData
@@ -49,12 +88,15 @@ func planUnits(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) (
 		}
 		files[i] = f
 	}
+	return files, nil
+}
 
-	// Images without platforms take every platform their base offers.
-	platforms := make([][]v1.Platform, len(plan.Images))
+// withBasePlatforms returns plan, or, when its image has no platforms (a
+// config-free package without --platforms), the plan for every platform
+// the image's base offers that Go can build.
+func withBasePlatforms(ctx context.Context, plan *recipe.Plan, files []*dockerfile.File, b *bases, opts Options) (*recipe.Plan, error) {
 	for i, im := range plan.Images {
-		platforms[i] = im.Platforms
-		if len(platforms[i]) > 0 {
+		if len(im.Platforms) > 0 {
 			continue
 		}
 		st, err := files[i].Resolve(dockerfile.Target{Platform: opts.BuildPlatform, BuildPlatform: opts.BuildPlatform, Args: im.Args})
@@ -67,35 +109,20 @@ func planUnits(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) (
 		if err := b.resolve(ctx, []string{st.Base}, opts.Jobs); err != nil {
 			return nil, err
 		}
-		if platforms[i], err = buildablePlatforms(b.get(st.Base)); err != nil {
+		offered, err := buildablePlatforms(b.get(st.Base))
+		if err != nil {
 			return nil, fmt.Errorf("image %s: %w", im.Name, err)
 		}
+		return plan.ForBasePlatforms(offered)
 	}
+	return plan, nil
+}
 
-	units := make([][]unit, len(plan.Images))
-	var refs []string
-	for i, im := range plan.Images {
-		for _, p := range platforms[i] {
-			st, err := files[i].Resolve(dockerfile.Target{Platform: p, BuildPlatform: opts.BuildPlatform, Args: im.Args})
-			if err != nil {
-				return nil, &InputError{err}
-			}
-			ref := st.Base
-			if o, ok := im.Base[platform.Format(p)]; ok {
-				ref = o
-			}
-			units[i] = append(units[i], unit{image: i, platform: p, stage: st, baseRef: ref})
-			if ref != "scratch" {
-				refs = append(refs, ref)
-			}
-		}
-	}
-	if err := b.resolve(ctx, refs, opts.Jobs); err != nil {
-		return nil, err
-	}
-	// Each platform's manifest and config are two round trips to the
-	// registry before the first compile; they go out together, and the
-	// first failure in unit order is the one reported.
+// fetchBases reads each unit's base manifest and config. They are two
+// round trips to the registry per platform before the first compile; they
+// go out together, and the first failure in unit order is the one
+// reported.
+func fetchBases(plan *recipe.Plan, units [][]unit, b *bases) error {
 	errs := make([][]error, len(units))
 	var g errgroup.Group
 	g.SetLimit(baseFetches)
@@ -128,11 +155,11 @@ func planUnits(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) (
 	for i := range errs {
 		for _, err := range errs[i] {
 			if err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return units, nil
+	return nil
 }
 
 // baseFetches bounds the base manifest and config requests in flight.

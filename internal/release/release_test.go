@@ -22,6 +22,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
@@ -83,7 +84,7 @@ func busyboxLike(t *testing.T, archs ...string) (host, ref string) {
 func TestBuildOnRegistryBase(t *testing.T) {
 	_, base := busyboxLike(t, "linux/amd64", "linux/arm64", "linux/arm/v7", "linux/s390x")
 	dir := module(t)
-	plan, err := PackagePlan(Package{Dir: dir, Main: "./cmd/hello", Base: base,
+	plan, err := recipe.PackagePlan(recipe.Package{Dir: dir, Main: "./cmd/hello", Base: base,
 		Platforms: platforms(t, "linux/arm64,linux/amd64,linux/arm/v7"), Ldflags: "-X main.version=v1.2.3", Tags: []string{"v1.2.3"}})
 	require.NoError(t, err)
 	res, err := Build(context.Background(), plan, options(t))
@@ -131,7 +132,7 @@ func TestBaseMissingPlatformFailsBeforeCompiling(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "go-was-run")
 	fakeGo := filepath.Join(t.TempDir(), "go")
 	require.NoError(t, os.WriteFile(fakeGo, []byte("#!/bin/sh\ntouch "+marker+"\nexit 1\n"), 0o755))
-	plan, err := PackagePlan(Package{Dir: dir, Main: "./cmd/hello", Base: base, Platforms: platforms(t, "linux/amd64,linux/s390x")})
+	plan, err := recipe.PackagePlan(recipe.Package{Dir: dir, Main: "./cmd/hello", Base: base, Platforms: platforms(t, "linux/amd64,linux/s390x")})
 	require.NoError(t, err)
 	opts := options(t)
 	opts.Go = fakeGo
@@ -158,7 +159,7 @@ func TestPreflightFailsBeforeCompiling(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			plan, err := PackagePlan(Package{Dir: module(t), Main: "./cmd/hello", Base: base, Platforms: platforms(t, tt.platforms)})
+			plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: base, Platforms: platforms(t, tt.platforms)})
 			require.NoError(t, err)
 			opts := options(t)
 			opts.Go = fakeGo
@@ -172,13 +173,13 @@ func TestPreflightFailsBeforeCompiling(t *testing.T) {
 
 func TestAllPlatformsOfTheBase(t *testing.T) {
 	_, base := busyboxLike(t, "linux/amd64", "linux/arm64")
-	plan, err := PackagePlan(Package{Dir: module(t), Main: "./cmd/hello", Base: base})
+	plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: base})
 	require.NoError(t, err)
 	res, err := Build(context.Background(), plan, options(t))
 	require.NoError(t, err)
 	assert.Len(t, res.Images[0].Platforms, 2)
 
-	plan, err = PackagePlan(Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch"})
+	plan, err = recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch"})
 	require.NoError(t, err)
 	_, err = Build(context.Background(), plan, options(t))
 	assert.ErrorContains(t, err, "give --platforms")
@@ -186,7 +187,7 @@ func TestAllPlatformsOfTheBase(t *testing.T) {
 
 func TestScratchEntrypointAndReproducible(t *testing.T) {
 	build := func() v1.Hash {
-		plan, err := PackagePlan(Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/riscv64"), Flags: []string{"-trimpath"}})
+		plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/riscv64"), Flags: []string{"-trimpath"}})
 		require.NoError(t, err)
 		res, err := Build(context.Background(), plan, options(t))
 		require.NoError(t, err)
@@ -207,7 +208,7 @@ func TestScratchEntrypointAndReproducible(t *testing.T) {
 func TestCompileErrorNamesPlatform(t *testing.T) {
 	dir := module(t)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmd", "hello", "broken_s390x.go"), []byte("package main\n\nfunc broken() { undefinedThing() }\n"), 0o644))
-	plan, err := PackagePlan(Package{Dir: dir, Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/s390x")})
+	plan, err := recipe.PackagePlan(recipe.Package{Dir: dir, Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/s390x")})
 	require.NoError(t, err)
 	for _, jobs := range []int{1, 2} {
 		opts := options(t)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
 // streamed records what OnLayer read and when OnImage ran.
@@ -55,7 +56,7 @@ func (s *streamed) hooks(opts *Options) {
 // OnLayer while written: each stream is exactly a layer of the built image
 // and ends before OnImage gets that platform.
 func TestLastPlatformsStreamTheirLayers(t *testing.T) {
-	plan, err := PackagePlan(Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/arm64,linux/s390x")})
+	plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/arm64,linux/s390x")})
 	require.NoError(t, err)
 	opts := options(t)
 	s := streamed{t: t}
@@ -97,7 +98,7 @@ func indexOf(list []string, s string) int {
 // A platform that fails its checks ends its streams with the failure:
 // nothing it wrote reaches the end of an upload, and OnImage never runs.
 func TestFailedCheckEndsStreams(t *testing.T) {
-	plan, err := PackagePlan(Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/arm64")})
+	plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/arm64")})
 	require.NoError(t, err)
 	plan.Images[0].Contract = "helper" // a lone binary on scratch is no helper image
 	opts := options(t)

@@ -1,4 +1,4 @@
-package release
+package recipe
 
 import (
 	"fmt"
@@ -6,9 +6,6 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-
-	"github.com/helperbuild/helperbuild/internal/platform"
-	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
 // Package describes config-free mode: one Go main package put at
@@ -18,7 +15,7 @@ type Package struct {
 	Main       string        // package path, e.g. ./apps/gitlab-runner-helper
 	BinaryName string        // default: last element of Main
 	Base       string        // base reference or "scratch"
-	Platforms  []v1.Platform // nil: every platform the base offers
+	Platforms  []v1.Platform // normalised; nil: every platform the base offers
 	Flags      []string
 	Ldflags    string // rendered
 	Env        []string
@@ -47,15 +44,13 @@ func PackageName(main, binaryName string) (string, error) {
 //	FROM <base>
 //	COPY --from=binaries --chmod=0755 <name>-<os>-<arch><variant> /usr/bin/<name>
 //	ENTRYPOINT ["/usr/bin/<name>"]   (on scratch only; otherwise the base's config is kept)
-func PackagePlan(p Package) (*recipe.Plan, error) {
+//
+// Without platforms the base decides them: the plan's image has none and
+// nothing is rendered until ForBasePlatforms is given those the base offers.
+func PackagePlan(p Package) (*Plan, error) {
 	name, err := PackageName(p.Main, p.BinaryName)
 	if err != nil {
 		return nil, err
-	}
-	outputs := map[string]string{}
-	// The base decides the platforms later; name a binary for each one Go has.
-	for _, pl := range platform.Known() {
-		outputs[platform.Format(pl)] = name + "-" + pl.OS + "-" + pl.Architecture + pl.Variant
 	}
 	var df strings.Builder
 	df.WriteString("ARG BASE\nFROM $BASE\nARG TARGETOS\nARG TARGETARCH\nARG TARGETVARIANT\n")
@@ -63,21 +58,42 @@ func PackagePlan(p Package) (*recipe.Plan, error) {
 	if p.Base == "scratch" {
 		fmt.Fprintf(&df, "ENTRYPOINT [\"/usr/bin/%s\"]\n", name)
 	}
-	return &recipe.Plan{
-		Dir:       p.Dir,
-		Platforms: p.Platforms,
-		Flags:     p.Flags,
-		Ldflags:   p.Ldflags,
-		Env:       p.Env,
-		Binaries:  []recipe.Binary{{Main: p.Main, Outputs: outputs}},
-		Images: []recipe.Image{{
+	plan := &Plan{
+		Dir:      p.Dir,
+		Flags:    p.Flags,
+		Ldflags:  p.Ldflags,
+		Env:      p.Env,
+		Binaries: []Binary{{Main: p.Main}},
+		Images: []Image{{
 			Name:           name,
 			DockerfileName: "generated Dockerfile for " + p.Main,
 			DockerfileData: []byte(df.String()),
 			Args:           map[string]string{"BASE": p.Base},
-			Contexts:       map[string]string{"binaries": recipe.BinariesContext},
+			Contexts:       map[string]string{"binaries": BinariesContext},
 			Tags:           p.Tags,
-			Platforms:      p.Platforms,
 		}},
-	}, nil
+	}
+	if len(p.Platforms) == 0 {
+		plan.pkg = &p
+		return plan, nil
+	}
+	for _, pl := range p.Platforms {
+		plan.Platforms = append(plan.Platforms, Platform{Platform: pl, Outputs: []string{name + "-" + pl.OS + "-" + pl.Architecture + pl.Variant}})
+		plan.Images[0].Platforms = append(plan.Images[0].Platforms, ImagePlatform{Platform: pl})
+	}
+	return plan, nil
+}
+
+// ForBasePlatforms is the plan of a config-free package whose base decides
+// the platforms (see PackagePlan), for platforms, those the base offers.
+func (p *Plan) ForBasePlatforms(platforms []v1.Platform) (*Plan, error) {
+	if p.pkg == nil {
+		return nil, fmt.Errorf("the plan's platforms are set already")
+	}
+	if len(platforms) == 0 {
+		return nil, fmt.Errorf("no platforms for the plan of %s", p.pkg.Main)
+	}
+	pkg := *p.pkg
+	pkg.Platforms = platforms
+	return PackagePlan(pkg)
 }
