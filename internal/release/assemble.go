@@ -246,7 +246,7 @@ func (a *assembler) checked(i int) func(v1.Hash, v1.Platform) ([]verify.Check, b
 // assembleUnit applies one image's Dockerfile for one platform: one layer
 // per COPY/ADD, then the manifest. On a base image, the Dockerfile sees the
 // base's directories and every layer's entries go where BuildKit would put
-// them on the base's filesystem (see onBase).
+// them on the base's filesystem (see rootfs.FS.Place).
 func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat *flatBases, binDir string, cache *layer.Cache, opts Options, lopts layer.Options) (v1.Image, error) {
 	im := plan.Images[u.image]
 	var baseCfg v1.Config
@@ -273,7 +273,7 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 	}
 	dctx := dockerfile.Contexts{Main: plan.Dir, Named: named}
 	if baseFS != nil {
-		dctx.BaseHasDir = hasDir(baseFS)
+		dctx.BaseHasDir = baseFS.HasDir
 	}
 	res, err := u.stage.Apply(baseCfg, dctx)
 	if err != nil {
@@ -287,7 +287,7 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 		}
 		entries := s.Entries
 		if baseFS != nil {
-			if entries, err = onBase(baseFS, entries); err != nil {
+			if entries, err = baseFS.Place(entries); err != nil {
 				return nil, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
 			}
 		}

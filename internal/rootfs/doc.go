@@ -21,7 +21,10 @@
 //
 // Entry is one item to put into an image's filesystem (a file from the host,
 // a directory or a symlink, with its mode and owner): what a Dockerfile's
-// COPY yields and what package layer writes.
+// COPY yields and what package layer writes. Place puts a new layer's
+// entries where BuildKit would on the FS they go on (parents resolved through
+// its symlinks, its parent directories' mode and owner kept), and HasDir is
+// the directory test a Dockerfile's COPY and WORKDIR make on it.
 //
 // FileMode and UnixMode are helperbuild's one mapping between Unix mode bits
 // (tar headers, an octal --chmod: 04000 setuid, 02000 setgid, 01000 sticky)

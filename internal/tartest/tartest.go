@@ -68,3 +68,27 @@ func Layer(t testing.TB, entries ...Entry) v1.Layer {
 	t.Helper()
 	return static.NewLayer(Bytes(t, entries...), types.OCIUncompressedLayer)
 }
+
+// MergedUsr is a merged-/usr base (Debian, Ubuntu: /bin -> usr/bin,
+// /sbin -> /usr/sbin) plus the directories whose metadata a layer on it must
+// not reset (/tmp 1777, a user's home 0700), a link out of the root, a
+// symlink loop and a link to the root. Regular files hold "xx".
+func MergedUsr() []Entry {
+	return []Entry{
+		Dir("usr/", 0o755),
+		Dir("usr/bin/", 0o755),
+		File("usr/bin/ls", 0o755, []byte("xx")),
+		Dir("usr/sbin/", 0o755),
+		Symlink("bin", "usr/bin"),
+		Symlink("sbin", "/usr/sbin"),
+		Dir("tmp/", 0o1777),
+		Dir("home/", 0o755),
+		{Name: "home/gitlab-runner/", Type: tar.TypeDir, Mode: 0o700, UID: 100, GID: 65533},
+		Dir("etc/", 0o755),
+		File("etc/passwd", 0o644, []byte("xx")),
+		Symlink("etc/up", "../../../../opt"),
+		{Name: "opt/", Type: tar.TypeDir, Mode: 0o750, UID: 7, GID: 8},
+		Symlink("loop", "loop"),
+		Symlink("root", "/"),
+	}
+}
