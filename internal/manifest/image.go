@@ -28,19 +28,60 @@ type Spec struct {
 
 // Image assembles the image described by spec.
 func Image(spec Spec) (v1.Image, error) {
+	cf, layers, err := configFile(spec)
+	if err != nil {
+		return nil, err
+	}
+	rawConfig, err := json.Marshal(cf)
+	if err != nil {
+		return nil, err
+	}
+	cfgDigest, cfgSize, err := v1.SHA256(bytesReader(rawConfig))
+	if err != nil {
+		return nil, err
+	}
+	m := v1.Manifest{
+		SchemaVersion: 2,
+		MediaType:     types.OCIManifestSchema1,
+		Config:        v1.Descriptor{MediaType: types.OCIConfigJSON, Digest: cfgDigest, Size: cfgSize},
+		Annotations:   spec.Annotations,
+	}
+	w := &withLayers{byDigest: map[v1.Hash]v1.Layer{}, byDiffID: map[v1.Hash]v1.Layer{}}
+	for _, l := range layers {
+		desc, err := w.add(l)
+		if err != nil {
+			return nil, err
+		}
+		m.Layers = append(m.Layers, desc)
+	}
+	rawManifest, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	core := &image{config: rawConfig, manifest: rawManifest, layers: w.byDigest}
+	if w.Image, err = partial.CompressedToImage(core); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// configFile is the config of the image spec describes (the base's, with
+// spec's platform, runtime config and history added) and its layers, the
+// base's first.
+func configFile(spec Spec) (*v1.ConfigFile, []v1.Layer, error) {
 	cf := &v1.ConfigFile{RootFS: v1.RootFS{Type: "layers"}}
 	var layers []v1.Layer
 	if spec.Base != nil {
 		base, err := spec.Base.ConfigFile()
 		if err != nil {
-			return nil, fmt.Errorf("base config: %w", err)
+			return nil, nil, fmt.Errorf("base config: %w", err)
 		}
 		cf = base.DeepCopy()
 		if layers, err = spec.Base.Layers(); err != nil {
-			return nil, fmt.Errorf("base layers: %w", err)
+			return nil, nil, fmt.Errorf("base layers: %w", err)
 		}
 		if len(layers) != len(cf.RootFS.DiffIDs) {
-			return nil, fmt.Errorf("base has %d layers but its config lists %d diff IDs", len(layers), len(cf.RootFS.DiffIDs))
+			return nil, nil, fmt.Errorf("base has %d layers but its config lists %d diff IDs", len(layers), len(cf.RootFS.DiffIDs))
 		}
 		cf.History = fillHistory(cf.History, len(layers), cf.Created)
 	}
@@ -61,63 +102,12 @@ func Image(spec Spec) (v1.Image, error) {
 		}
 		diffID, err := s.Layer.DiffID()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cf.RootFS.DiffIDs = append(cf.RootFS.DiffIDs, diffID)
 		layers = append(layers, s.Layer)
 	}
-	rawConfig, err := json.Marshal(cf)
-	if err != nil {
-		return nil, err
-	}
-	cfgDigest, cfgSize, err := v1.SHA256(bytesReader(rawConfig))
-	if err != nil {
-		return nil, err
-	}
-	m := v1.Manifest{
-		SchemaVersion: 2,
-		MediaType:     types.OCIManifestSchema1,
-		Config:        v1.Descriptor{MediaType: types.OCIConfigJSON, Digest: cfgDigest, Size: cfgSize},
-		Annotations:   spec.Annotations,
-	}
-	byDigest := map[v1.Hash]v1.Layer{}
-	byDiffID := map[v1.Hash]v1.Layer{}
-	var ordered []v1.Layer
-	for _, l := range layers {
-		d, err := l.Digest()
-		if err != nil {
-			return nil, err
-		}
-		size, err := l.Size()
-		if err != nil {
-			return nil, err
-		}
-		mt, err := l.MediaType()
-		if err != nil {
-			return nil, err
-		}
-		oci, err := ociLayerType(mt)
-		if err != nil {
-			return nil, fmt.Errorf("layer %s: %w", d, err)
-		}
-		m.Layers = append(m.Layers, v1.Descriptor{MediaType: oci, Digest: d, Size: size})
-		wrapped := asOCI(l, oci)
-		byDigest[d] = wrapped
-		ordered = append(ordered, wrapped)
-		if diffID, err := l.DiffID(); err == nil {
-			byDiffID[diffID] = wrapped
-		}
-	}
-	rawManifest, err := json.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	core := &image{config: rawConfig, manifest: rawManifest, layers: byDigest}
-	img, err := partial.CompressedToImage(core)
-	if err != nil {
-		return nil, err
-	}
-	return &withLayers{Image: img, ordered: ordered, byDigest: byDigest, byDiffID: byDiffID}, nil
+	return cf, layers, nil
 }
 
 // withLayers hands out the layers themselves rather than partial's
@@ -130,6 +120,34 @@ type withLayers struct {
 }
 
 var _ v1.Image = (*withLayers)(nil)
+
+// add records l, with its OCI media type, as the image's next layer and
+// returns its manifest descriptor.
+func (w *withLayers) add(l v1.Layer) (v1.Descriptor, error) {
+	d, err := l.Digest()
+	if err != nil {
+		return v1.Descriptor{}, err
+	}
+	size, err := l.Size()
+	if err != nil {
+		return v1.Descriptor{}, err
+	}
+	mt, err := l.MediaType()
+	if err != nil {
+		return v1.Descriptor{}, err
+	}
+	oci, err := ociLayerType(mt)
+	if err != nil {
+		return v1.Descriptor{}, fmt.Errorf("layer %s: %w", d, err)
+	}
+	wrapped := asOCI(l, oci)
+	w.byDigest[d] = wrapped
+	w.ordered = append(w.ordered, wrapped)
+	if diffID, err := l.DiffID(); err == nil {
+		w.byDiffID[diffID] = wrapped
+	}
+	return v1.Descriptor{MediaType: oci, Digest: d, Size: size}, nil
+}
 
 func (w *withLayers) Layers() ([]v1.Layer, error) { return append([]v1.Layer(nil), w.ordered...), nil }
 
