@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -63,43 +64,9 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors.`,
 
 func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 	ctx := cmd.Context()
-	if f.format != "table" && f.format != "json" {
-		return usagef("--format %q: want table or json", f.format)
-	}
-	if f.contract != "" && f.contract != verify.ContractHelper && f.contract != verify.ContractRunner {
-		return usagef("--contract %q: want helper or runner", f.contract)
-	}
-	if f.jobs <= 0 {
-		return usagef("--jobs must be at least 1, got %d", f.jobs)
-	}
-	if err := f.retry.validate(); err != nil {
-		return err
-	}
-	platforms, all, err := parsePlatforms(f.platforms)
+	ref, opts, err := verifyInputs(f, arg)
 	if err != nil {
 		return err
-	}
-	if all {
-		return usagef(`--platforms all means nothing to verify; list the platforms the index must hold`)
-	}
-	ref, err := imageref.Parse(arg, f.insecure)
-	if err != nil {
-		return usageError{err}
-	}
-	if ref.Transport == imageref.Scratch {
-		return usagef("there is nothing to verify in scratch")
-	}
-	opts := verify.Options{Platforms: platforms, Contract: f.contract, AllFiles: f.allFiles, Run: f.run, Jobs: f.jobs}
-	if f.nodes != "" {
-		file, err := os.Open(f.nodes)
-		if err != nil {
-			return usageError{fmt.Errorf("--nodes: %w", err)}
-		}
-		opts.Nodes, err = verify.ParseNodes(file)
-		file.Close()
-		if err != nil {
-			return usageError{fmt.Errorf("--nodes %s: %w", f.nodes, err)}
-		}
 	}
 	tmp, err := os.MkdirTemp("", "helperbuild-verify-")
 	if err != nil {
@@ -130,8 +97,57 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", arg, err)
 	}
-	out := cmd.OutOrStdout()
-	if f.format == "json" {
+	return writeVerifyReport(cmd.OutOrStdout(), f.format, arg, rep)
+}
+
+// verifyInputs checks verify's flags and argument and turns them into the
+// reference to read and the checks' options (TempDir left to the caller).
+func verifyInputs(f *verifyFlags, arg string) (ref imageref.Ref, opts verify.Options, err error) {
+	if f.format != "table" && f.format != "json" {
+		return ref, opts, usagef("--format %q: want table or json", f.format)
+	}
+	if f.contract != "" && f.contract != verify.ContractHelper && f.contract != verify.ContractRunner {
+		return ref, opts, usagef("--contract %q: want helper or runner", f.contract)
+	}
+	if f.jobs <= 0 {
+		return ref, opts, usagef("--jobs must be at least 1, got %d", f.jobs)
+	}
+	if err = f.retry.validate(); err != nil {
+		return ref, opts, err
+	}
+	platforms, all, err := parsePlatforms(f.platforms)
+	if err != nil {
+		return ref, opts, err
+	}
+	if all {
+		return ref, opts, usagef(`--platforms all means nothing to verify; list the platforms the index must hold`)
+	}
+	if ref, err = imageref.Parse(arg, f.insecure); err != nil {
+		return ref, opts, usageError{err}
+	}
+	if ref.Transport == imageref.Scratch {
+		return ref, opts, usagef("there is nothing to verify in scratch")
+	}
+	opts = verify.Options{Platforms: platforms, Contract: f.contract, AllFiles: f.allFiles, Run: f.run, Jobs: f.jobs}
+	if f.nodes != "" {
+		file, err := os.Open(f.nodes)
+		if err != nil {
+			return ref, opts, usageError{fmt.Errorf("--nodes: %w", err)}
+		}
+		opts.Nodes, err = verify.ParseNodes(file)
+		file.Close()
+		if err != nil {
+			return ref, opts, usageError{fmt.Errorf("--nodes %s: %w", f.nodes, err)}
+		}
+	}
+	return ref, opts, nil
+}
+
+// writeVerifyReport prints rep in format (table or json); a report with
+// failures is a *verify.FailedError.
+func writeVerifyReport(out io.Writer, format, arg string, rep *verify.Report) error {
+	var err error
+	if format == "json" {
 		err = verify.WriteJSON(out, map[string]*verify.Report{arg: rep})
 	} else {
 		err = verify.WriteTable(out, arg, rep)
