@@ -23,6 +23,16 @@
 // platform that no selected image builds. Binaries are built for the union of
 // the selected images' platforms.
 //
+// A Plan holds one record per platform: Plan.Platforms the platforms binaries
+// are compiled for (each parsed and normalised once, with every binary's
+// output name), Image.Platforms those of each image (with its base override
+// and platform tags). Stages take the records; a platform is formatted only
+// for messages and file names.
+//
+// Config-free mode (PackagePlan) needs no config: one binary on a base, with
+// a generated Dockerfile. Without platforms the base decides them, and the
+// plan for those is made by ForBasePlatforms once the base is read.
+//
 // Paths: mains, dockerfiles and contexts are relative to the directory of the
 // config file (Plan.Dir). A dockerfile must stay inside that directory; a
 // context may be anywhere but must be an existing directory; the context value
