@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
@@ -60,7 +61,8 @@ func imageTags(r *buildRun) [][]string {
 
 func tagRefs(r *buildRun) []string {
 	var out []string
-	for _, t := range r.dest.tagRefs {
+	tags, _ := r.dest.naming.(publish.ByTags)
+	for _, t := range tags {
 		out = append(out, t.String())
 	}
 	return out
@@ -153,7 +155,9 @@ func TestEveryFlagInBothModes(t *testing.T) {
 			}},
 			{args: []string{"--repo", "registry.example.com/other"}, check: func(t *testing.T, r *buildRun) {
 				var repos []string
-				for _, repo := range r.dest.repositories(r.plan) {
+				dest, err := r.dest.open(t.Context(), r.plan, r.images, t.TempDir(), time.Time{}, nil)
+				require.NoError(t, err)
+				for _, repo := range dest.(*publish.Registry).Repositories() {
 					repos = append(repos, repo.String())
 				}
 				assert.Equal(t, []string{"registry.example.com/other/app", "registry.example.com/other/app2"}, repos)

@@ -10,21 +10,18 @@ import (
 	"text/tabwriter"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
 
 // printResult writes each image's index digest and a table of its platforms.
-func printResult(w io.Writer, res *release.Result, d *destination) error {
+func printResult(w io.Writer, res *release.Result, d publish.Destination) error {
 	for i, img := range res.Images {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		if d.push {
-			fmt.Fprintf(w, "%s@%s\n", d.reference(img), img.Digest)
-		} else {
-			fmt.Fprintf(w, "%s %s\n", d.reference(img), img.Digest)
-		}
-		if tags := d.indexTags(img); len(tags) > 0 {
+		fmt.Fprintln(w, d.Pinned(publishImage(img), img.Digest))
+		if tags := d.IndexTags(publishImage(img)); len(tags) > 0 {
 			fmt.Fprintf(w, "tags: %s\n", strings.Join(tags, " "))
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -63,18 +60,15 @@ type metadataPlatform struct {
 	Tags     []string `json:"tags"`
 }
 
-func writeMetadata(path string, res *release.Result, d *destination) error {
+func writeMetadata(path string, res *release.Result, d publish.Destination) error {
 	var m metadata
 	for _, img := range res.Images {
-		mi := metadataImage{Name: img.Name, Reference: d.reference(img), Digest: img.Digest.String(), Tags: d.indexTags(img)}
+		pi := publishImage(img)
+		mi := metadataImage{Name: img.Name, Reference: d.Reference(pi), Digest: img.Digest.String(), Tags: d.IndexTags(pi)}
 		for _, p := range img.Platforms {
 			tags := []string{}
 			for _, t := range p.Tags {
-				if d.push {
-					t = d.reference(img) + ":" + t
-				}
-
-				tags = append(tags, t)
+				tags = append(tags, d.PlatformTag(pi, t))
 			}
 			mi.Platforms = append(mi.Platforms, metadataPlatform{Platform: platform.Format(p.Platform), Digest: p.Digest.String(), Size: p.Size, Tags: tags})
 		}

@@ -97,7 +97,7 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 
 // execute builds, publishes and reports.
 func (r *buildRun) execute(cmd *cobra.Command) error {
-	res, err := r.buildAndPublish(cmd)
+	res, dest, err := r.buildAndPublish(cmd)
 	if err != nil {
 		var terr *publish.TagError
 		if !errors.As(err, &terr) {
@@ -105,16 +105,17 @@ func (r *buildRun) execute(cmd *cobra.Command) error {
 		}
 		return err
 	}
-	return r.report(cmd, res)
+	return r.report(cmd, res, dest)
 }
 
-// buildAndPublish builds, then publishes; tags are written last.
-func (r *buildRun) buildAndPublish(cmd *cobra.Command) (*release.Result, error) {
+// buildAndPublish builds, then publishes; tags are written last. It
+// returns where the images went, for the report.
+func (r *buildRun) buildAndPublish(cmd *cobra.Command) (*release.Result, publish.Destination, error) {
 	ctx := cmd.Context()
 	log := logger(cmd.ErrOrStderr())
 	tmp, err := os.MkdirTemp("", "helperbuild-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer os.RemoveAll(tmp)
 
@@ -122,7 +123,7 @@ func (r *buildRun) buildAndPublish(cmd *cobra.Command) (*release.Result, error) 
 	opts.TempDir = tmp
 	imgOpts, rt, err := withRetries(opts, r.retry, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer reportRetries(log, rt)
 	ro := release.Options{
@@ -135,30 +136,37 @@ func (r *buildRun) buildAndPublish(cmd *cobra.Command) (*release.Result, error) 
 		CacheDir:         r.cacheDir,
 		Logger:           log,
 	}
-	if err := r.dest.prepare(ctx, r.plan, imgOpts, log, &ro); err != nil {
-		return nil, err
+	dest, err := r.dest.open(ctx, r.plan, imgOpts, tmp, r.meta.Created, log)
+	if err != nil {
+		return nil, nil, err
 	}
+	hooks := dest.Hooks(ctx)
+	ro.Preflight, ro.OnImage, ro.OnLayer = hooks.Preflight, hooks.OnImage, hooks.OnLayer
 	res, err := release.Build(ctx, r.plan, ro)
 	var failed *verify.FailedError
 	if errors.As(err, &failed) {
 		// The findings as verify prints them; the error line says what failed.
 		if werr := verify.WriteTable(cmd.ErrOrStderr(), failed.Name, failed.Report); werr != nil {
-			return nil, werr
+			return nil, nil, werr
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return res, r.dest.publish(ctx, res, imgOpts, r.meta.Created, tmp, log)
+	var images []publish.Image
+	for _, img := range res.Images {
+		images = append(images, publishImage(img))
+	}
+	return res, dest, dest.Publish(ctx, images)
 }
 
 // report prints the result and writes the metadata file.
-func (r *buildRun) report(cmd *cobra.Command, res *release.Result) error {
-	if err := printResult(cmd.OutOrStdout(), res, r.dest); err != nil {
+func (r *buildRun) report(cmd *cobra.Command, res *release.Result, dest publish.Destination) error {
+	if err := printResult(cmd.OutOrStdout(), res, dest); err != nil {
 		return err
 	}
 	if r.metadataFile != "" {
-		if err := writeMetadata(r.metadataFile, res, r.dest); err != nil {
+		if err := writeMetadata(r.metadataFile, res, dest); err != nil {
 			return fmt.Errorf("metadata file: %w", err)
 		}
 	}

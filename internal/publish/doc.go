@@ -1,6 +1,11 @@
 // Package publish puts a release's image indexes where they belong: an OCI
 // layout directory, an OCI layout tar, or a registry.
 //
+// Each of these is a Destination (Layout, Archive, Registry): the command
+// chooses one; the release calls its Hooks while it builds (a registry
+// checks its permission first and uploads blobs as platforms are checked)
+// and Publish once every image is built and checked.
+//
 // To a registry it publishes in a fixed order so that no tag ever points at
 // something incomplete: every blob and manifest of every image is pushed by
 // digest first (blobs the registry already has are skipped, base layers are
