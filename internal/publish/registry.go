@@ -38,18 +38,50 @@ type Result struct {
 // manifest, then the tags. When a tag fails, the error names the tags that
 // were written and those that were not; running again writes the rest.
 func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Result, error) {
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	var err error
-	var pusher *remote.Pusher
-	if opts.Uploader != nil {
-		pusher = opts.Uploader.pusher // blobs it sent are known to be there
-	} else if pusher, err = remote.NewPusher(opts.Remote...); err != nil {
+	repos, err := checkTags(images)
+	if err != nil {
 		return nil, err
 	}
-	remoteOpts := append([]remote.Option{remote.Reuse(pusher)}, opts.Remote...)
+	p, err := newPublisher(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.pushByDigest(ctx, images, repos); err != nil {
+		return nil, err
+	}
+	if err := p.checkManifests(ctx, images, repos); err != nil {
+		return nil, err
+	}
+	return p.writeTags(ctx, images, repos)
+}
+
+// publisher holds the connections one ToRegistry uses in every phase.
+type publisher struct {
+	pusher     *remote.Pusher
+	remoteOpts []remote.Option
+	jobs       int
+	log        *slog.Logger
+}
+
+// newPublisher reuses the Uploader's pusher when there is one: the blobs
+// it sent are known to be there.
+func newPublisher(opts RegistryOptions) (*publisher, error) {
+	p := &publisher{jobs: opts.Jobs, log: logger(opts.Logger)}
+	if opts.Uploader != nil {
+		p.pusher = opts.Uploader.pusher
+	} else {
+		var err error
+		if p.pusher, err = remote.NewPusher(opts.Remote...); err != nil {
+			return nil, err
+		}
+	}
+	p.remoteOpts = append([]remote.Option{remote.Reuse(p.pusher)}, opts.Remote...)
+	return p, nil
+}
+
+// checkTags fails, before anything is pushed, when a tag of images is not
+// a valid tag of its repository; it returns each image's repository.
+func checkTags(images []Image) ([]name.Repository, error) {
 	repos := make([]name.Repository, len(images))
 	for i, img := range images {
 		repos[i] = img.Repository
@@ -64,31 +96,37 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 			}
 		}
 	}
+	return repos, nil
+}
 
-	// Phase 1: every blob and manifest, by digest: each platform's image
-	// (in parallel), then the index over them.
+// pushByDigest is phase 1: every blob and manifest, by digest: each
+// platform's image (in parallel), then the index over them.
+func (p *publisher) pushByDigest(ctx context.Context, images []Image, repos []name.Repository) error {
 	for i, img := range images {
-		if err := pushPlatforms(ctx, pusher, repos[i], img.Index, opts.Jobs, log); err != nil {
-			return nil, err
+		if err := pushPlatforms(ctx, p.pusher, repos[i], img.Index, p.jobs, p.log); err != nil {
+			return err
 		}
 		digest, err := img.Index.Digest()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ref := repos[i].Digest(digest.String())
-		if err := pusher.Push(ctx, ref, img.Index); err != nil {
-			return nil, fmt.Errorf("push %s: %w", ref, imageref.Explain(err))
+		if err := p.pusher.Push(ctx, ref, img.Index); err != nil {
+			return fmt.Errorf("push %s: %w", ref, imageref.Explain(err))
 		}
-		log.Info("pushed", "image", repos[i].String(), "digest", digest.String())
+		p.log.Info("pushed", "image", repos[i].String(), "digest", digest.String())
 	}
+	return nil
+}
 
-	// Phase 2: every manifest is where we put it, asked all at once (a
-	// round trip each; on a real network they would add up).
+// checkManifests is phase 2: every manifest is where we put it, asked all
+// at once (a round trip each; on a real network they would add up).
+func (p *publisher) checkManifests(ctx context.Context, images []Image, repos []name.Repository) error {
 	var refs []name.Digest
 	for i, img := range images {
 		digests, err := manifestDigests(img.Index)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, d := range digests {
 			refs = append(refs, repos[i].Digest(d.String()))
@@ -98,7 +136,7 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 	checks.SetLimit(maxChecks)
 	for _, ref := range refs {
 		checks.Go(func() error {
-			desc, err := remote.Head(ref, append(slices.Clip(remoteOpts), remote.WithContext(cctx))...)
+			desc, err := remote.Head(ref, append(slices.Clip(p.remoteOpts), remote.WithContext(cctx))...)
 			if err != nil {
 				return fmt.Errorf("check %s: %w", ref, imageref.Explain(err))
 			}
@@ -108,11 +146,12 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 			return nil
 		})
 	}
-	if err := checks.Wait(); err != nil {
-		return nil, err
-	}
+	return checks.Wait()
+}
 
-	// Phase 3: tags, in order.
+// writeTags is phase 3: the tags, in order (see tagOrder). A failure
+// returns a TagError naming what was and was not written.
+func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.Repository) (*Result, error) {
 	res := &Result{}
 	pending := tagOrder(images)
 	for n, t := range pending {
@@ -126,7 +165,7 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 			}
 			taggable = child
 		}
-		if err := pusher.Put(ctx, tag, taggable); err != nil {
+		if err := p.pusher.Put(ctx, tag, taggable); err != nil {
 			terr := &TagError{Tag: tag.String(), Written: slices.Clone(res.Written), Err: imageref.Explain(err)}
 			for _, rest := range pending[n:] {
 				terr.NotWritten = append(terr.NotWritten, repos[rest.image].Tag(rest.tag).String())
@@ -134,7 +173,7 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 			return res, terr
 		}
 		res.Written = append(res.Written, tag.String())
-		log.Info("tagged", "tag", tag.String(), "digest", t.digest.String())
+		p.log.Info("tagged", "tag", tag.String(), "digest", t.digest.String())
 	}
 	return res, nil
 }

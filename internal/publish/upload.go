@@ -34,11 +34,7 @@ func NewUploader(opts RegistryOptions) (*Uploader, error) {
 	if err != nil {
 		return nil, err
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Uploader{pusher: pusher, log: log}, nil
+	return &Uploader{pusher: pusher, log: logger(opts.Logger)}, nil
 }
 
 // Image uploads img's layers and config blob to repo; blobs the registry
