@@ -19,8 +19,9 @@ type destination struct {
 	output imageref.Ref   // build
 	naming publish.Naming // push
 	single bool           // config-free mode: the release has one image
-	// names are the tags the plan gives a config-free image or every
-	// image of a recipe (build), or a config-free image's tags (push).
+	// names are the tag names --tag gives (build), or those of its
+	// references (push, config-free); the plan of a config-free image
+	// takes them.
 	names []string
 }
 
@@ -119,6 +120,9 @@ func (d *destination) parseConfigFreeTags(f *buildFlags, env Env, pkg string) er
 	d.naming = tags
 	return nil
 }
+
+// layoutTags are the tag names of a config-free image.
+func (d *destination) layoutTags() []string { return d.names }
 
 // open chooses the publish.Destination of a run of plan: the registry
 // destination reaches registries with opts (OnImage and OnLayer upload

@@ -97,7 +97,7 @@ func makePlan(cfg *recipe.Config, f *buildFlags, pkg, dir string, vars recipe.Va
 	}
 	plan, err := recipe.PackagePlan(recipe.Package{
 		Dir: dir, Main: pkg, BinaryName: f.binaryName, Base: f.base,
-		Platforms: platforms, Ldflags: ldflags, Tags: dest.names,
+		Platforms: platforms, Ldflags: ldflags, Tags: dest.layoutTags(),
 	})
 	if err != nil {
 		return nil, usageError{err}
