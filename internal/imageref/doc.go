@@ -7,4 +7,10 @@
 // artifact pinned by digest: an image index or a single image. Plain HTTP or
 // an unverified certificate is allowed only for registries the caller names
 // as insecure; credentials come from the keychain the caller passes in.
+//
+// With Options.Blobs, the layers of everything Read returns read through one
+// run's blob store (Blobs): each blob is fetched once per run, checked
+// against its digest and size, and only then visible, so concurrent readers
+// of one layer (the platforms of an index, the checks of a build, verify)
+// always see the whole blob.
 package imageref

@@ -32,15 +32,21 @@ func (a *Artifact) Pinned() string {
 	return a.Ref.String()
 }
 
-// Read resolves ref once and returns what it points at.
+// Read resolves ref once and returns what it points at; its layers read
+// through opts.Blobs when that is set.
 func Read(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	switch ref.Transport {
 	case Scratch:
 		return &Artifact{Ref: ref}, nil
 	case Registry:
-		return readRemote(ctx, ref, opts)
+		a, err := readRemote(ctx, ref, opts)
+		if err != nil {
+			return nil, err
+		}
+		a.through(opts.Blobs, "")
+		return a, nil
 	case Layout:
-		return readLayout(ref, ref.Path)
+		return readLayout(ref, ref.Path, opts.Blobs)
 	case Archive:
 		if opts.TempDir == "" {
 			return nil, fmt.Errorf("%s: no temporary directory to unpack the archive into", ref)
@@ -52,7 +58,7 @@ func Read(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 		if err := extractArchive(ctx, ref.Path, dir); err != nil {
 			return nil, fmt.Errorf("%s: %w", ref, err)
 		}
-		return readLayout(ref, dir)
+		return readLayout(ref, dir, opts.Blobs)
 	}
 	return nil, fmt.Errorf("%s: unknown transport", ref)
 }
@@ -86,7 +92,7 @@ func describeRemoteError(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, Explain(err))
 }
 
-func readLayout(ref Ref, dir string) (*Artifact, error) {
+func readLayout(ref Ref, dir string, blobs *Blobs) (*Artifact, error) {
 	idx, err := layout.ImageIndexFromPath(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not an OCI layout: %w", ref, err)
@@ -122,5 +128,6 @@ func readLayout(ref Ref, dir string) (*Artifact, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
+	a.through(blobs, dir)
 	return a, nil
 }

@@ -20,6 +20,11 @@ type Options struct {
 	Insecure []string
 	// TempDir is where oci-archive files are unpacked for reading.
 	TempDir string
+	// Blobs, if set, is the run's blob store: the layers of every artifact
+	// Read returns read through it, so each blob is fetched once per run and
+	// concurrent readers only see complete, checked files. Nil reads every
+	// layer from its source each time.
+	Blobs *Blobs
 	// UserAgent is sent to registries.
 	UserAgent string
 	// Jobs bounds concurrent blob transfers per image; 0 means ggcr's default.

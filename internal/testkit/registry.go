@@ -5,7 +5,9 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -43,4 +45,40 @@ func BasicAuth(user, password string) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// BlobCounter counts the blob downloads (GET .../blobs/DIGEST) a Registry
+// serves, by digest; its Wrap goes into Registry's wraps.
+type BlobCounter struct {
+	mu   sync.Mutex
+	gets map[string]int
+}
+
+// blobGet matches the path of a blob download and captures its digest.
+var blobGet = regexp.MustCompile(`^/v2/.+/blobs/(sha256:[0-9a-f]{64})$`)
+
+// Wrap counts the downloads next serves.
+func (c *BlobCounter) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := blobGet.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodGet {
+			c.mu.Lock()
+			if c.gets == nil {
+				c.gets = map[string]int{}
+			}
+			c.gets[m[1]]++
+			c.mu.Unlock()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Gets returns how many times each blob was downloaded so far.
+func (c *BlobCounter) Gets() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.gets))
+	for d, n := range c.gets {
+		out[d] = n
+	}
+	return out
 }
