@@ -121,6 +121,9 @@ func (r *buildRun) buildAndPublish(cmd *cobra.Command) (*release.Result, publish
 
 	opts := r.images
 	opts.TempDir = tmp
+	// Every base blob is fetched once per run, however many platforms,
+	// images and checks read it.
+	opts.Blobs = imageref.NewBlobs(filepath.Join(tmp, "blobs"))
 	imgOpts, rt, err := withRetries(opts, r.retry, log)
 	if err != nil {
 		return nil, nil, err

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"github.com/google/go-containerregistry/pkg/v1/cache"
 	"github.com/spf13/cobra"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
@@ -76,7 +75,11 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 	opts.TempDir = tmp
 
 	log := logger(cmd.ErrOrStderr())
-	imgOpts, rt, err := withRetries(imageref.Options{Keychain: keychain(env), Insecure: f.insecure, TempDir: tmp}, f.retry, log)
+	// Checks read some layers more than once, and platforms share layers:
+	// the blob store fetches each blob once, and a reader only ever opens a
+	// complete one.
+	imgOpts, rt, err := withRetries(imageref.Options{Keychain: keychain(env), Insecure: f.insecure, TempDir: tmp,
+		Blobs: imageref.NewBlobs(filepath.Join(tmp, "blobs"))}, f.retry, log)
 	if err != nil {
 		return err
 	}
@@ -85,14 +88,11 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 	if err != nil {
 		return err
 	}
-	// Checks read some layers more than once: keep remote blobs on disk
-	// for the run instead of downloading them again.
-	blobs := cache.NewFilesystemCache(filepath.Join(tmp, "blobs"))
 	var rep *verify.Report
 	if a.Index != nil {
-		rep, err = verify.Index(ctx, cache.ImageIndex(a.Index, blobs), opts)
+		rep, err = verify.Index(ctx, a.Index, opts)
 	} else {
-		rep, err = verify.Image(ctx, cache.Image(a.Image, blobs), opts)
+		rep, err = verify.Image(ctx, a.Image, opts)
 	}
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", arg, err)

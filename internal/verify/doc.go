@@ -39,8 +39,11 @@
 // resolve inside the image's root (at most 40). Contents are read back from the layers only for the few
 // files a check needs; ELF files are spooled one at a time to a temporary
 // file (Options.TempDir or os.TempDir) and removed right after. Each check
-// streams the layers it needs again, so callers verifying a remote image more
-// than once should wrap it in a cache (pkg/v1/cache). Run is the only check
+// streams the layers it needs again and platforms are checked in parallel,
+// so callers verifying a remote image should read it through a store that
+// fetches each blob once and only hands out complete ones (internal/imageref's
+// Blobs); go-containerregistry's pkg/v1/cache lets a concurrent reader see a
+// partly written file. Run is the only check
 // that writes the filesystem to disk: TempDir/<n> per platform, through an
 // os.Root so nothing lands outside it; the caller removes TempDir.
 //
