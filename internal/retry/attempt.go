@@ -32,7 +32,7 @@ func (t *Transport) attempt(req *http.Request) (*http.Response, error) {
 	}
 	ctx, cancel := context.WithCancelCause(req.Context())
 	w := &watchdog{d: t.opts.Timeout, cancel: cancel}
-	w.timer = time.AfterFunc(w.d, func() { cancel(timeoutError{w.d}) })
+	w.timer = t.opts.afterFunc(w.d, func() { cancel(timeoutError{w.d}) })
 
 	areq := req.WithContext(ctx)
 	if req.Body != nil && req.Body != http.NoBody {
@@ -68,7 +68,7 @@ type watchdog struct {
 	d      time.Duration
 	cancel context.CancelCauseFunc
 	mu     sync.Mutex
-	timer  *time.Timer
+	timer  stallTimer
 	done   bool
 }
 

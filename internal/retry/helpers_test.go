@@ -75,19 +75,83 @@ func (s *sleeps) all() []time.Duration {
 	return append([]time.Duration(nil), s.d...)
 }
 
-// fixture is a Transport with recorded sleeps and logs; jitter is fixed at rnd.
+// stallTimers stand in for the attempts' stall timers: none fires by
+// itself, so no test depends on how fast a loaded machine answers; fire
+// runs the newest one, as if Timeout had passed without progress.
+type stallTimers struct {
+	mu  sync.Mutex
+	all []*fakeTimer
+}
+
+type fakeTimer struct {
+	mu      sync.Mutex
+	f       func()
+	stopped bool
+}
+
+func (ft *fakeTimer) Reset(time.Duration) bool {
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	was := !ft.stopped
+	ft.stopped = false
+	return was
+}
+
+func (ft *fakeTimer) Stop() bool {
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	was := !ft.stopped
+	ft.stopped = true
+	return was
+}
+
+func (s *stallTimers) afterFunc(_ time.Duration, f func()) stallTimer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ft := &fakeTimer{f: f}
+	s.all = append(s.all, ft)
+	return ft
+}
+
+// fire runs the newest attempt's timer, which must be running.
+func (s *stallTimers) fire(t *testing.T) {
+	s.mu.Lock()
+	var ft *fakeTimer
+	if len(s.all) > 0 {
+		ft = s.all[len(s.all)-1]
+	}
+	s.mu.Unlock()
+	if ft == nil {
+		t.Error("no attempt has a stall timer")
+		return
+	}
+	ft.mu.Lock()
+	running := !ft.stopped
+	ft.stopped = true
+	ft.mu.Unlock()
+	if !running {
+		t.Error("the newest attempt's stall timer is stopped")
+		return
+	}
+	ft.f()
+}
+
+// fixture is a Transport with recorded sleeps and logs and stall timers
+// fired by hand; jitter is fixed at 0.5.
 type fixture struct {
 	rt     *Transport
 	sleeps *sleeps
+	timers *stallTimers
 	logs   *testkit.Buffer
 }
 
 func newFixture(t *testing.T, next http.RoundTripper, mod func(*Options)) *fixture {
 	t.Helper()
-	f := &fixture{sleeps: &sleeps{}, logs: &testkit.Buffer{}}
+	f := &fixture{sleeps: &sleeps{}, timers: &stallTimers{}, logs: &testkit.Buffer{}}
 	o := DefaultOptions()
 	o.Rand = func() float64 { return 0.5 }
 	o.Sleep = f.sleeps.sleep
+	o.afterFunc = f.timers.afterFunc
 	o.Logger = slog.New(slog.NewTextHandler(f.logs, nil))
 	if mod != nil {
 		mod(&o)

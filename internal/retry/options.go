@@ -33,6 +33,16 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now reads the clock for Retry-After dates; nil: time.Now.
 	Now func() time.Time
+
+	// afterFunc starts an attempt's stall timer (see Timeout); nil:
+	// time.AfterFunc. The package's tests fire it by hand.
+	afterFunc func(d time.Duration, f func()) stallTimer
+}
+
+// stallTimer is the part of *time.Timer an attempt's watchdog uses.
+type stallTimer interface {
+	Reset(d time.Duration) bool
+	Stop() bool
 }
 
 // DefaultOptions returns 5 retries, 200ms base, 10s cap, Retry-After capped
@@ -66,6 +76,9 @@ func (o Options) validate() (Options, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.afterFunc == nil {
+		o.afterFunc = func(d time.Duration, f func()) stallTimer { return time.AfterFunc(d, f) }
 	}
 	return o, nil
 }

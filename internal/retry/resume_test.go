@@ -126,31 +126,152 @@ func TestBodyResumeSharesTheRetryBudget(t *testing.T) {
 	assert.EqualValues(t, 3, srv.hits.Load())
 }
 
-func TestStalledBodyIsResumed(t *testing.T) {
-	release := make(chan struct{})
-	defer close(release)
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		w.Header().Set("Docker-Content-Digest", "sha256:abc")
-		if n == 0 {
-			w.Header().Set("Content-Length", fmt.Sprint(len(blob)))
-			_, _ = io.WriteString(w, blob[:10])
-			_ = http.NewResponseController(w).Flush()
-			select { // stall until the client gives up
-			case <-r.Context().Done():
-			case <-release:
-			}
-			return
+// An attempt that times out, before its headers or at any point of its
+// body, never hands back a short body without an error: the request is
+// retried or the body resumed to its end, or reading it fails. The stall
+// timer is fired by hand (see stallTimers), at a point the test chooses.
+func TestTimeoutNeverShortensABody(t *testing.T) {
+	digest := http.Header{"Docker-Content-Digest": {"sha256:abc"}}
+	// stall sends headers h and the first sent bytes of the blob (with its
+	// Content-Length unless chunked), then waits for the client to give up.
+	stall := func(w http.ResponseWriter, r *http.Request, h http.Header, sent int, chunked bool) {
+		for k, v := range h {
+			w.Header()[k] = v
 		}
+		if !chunked {
+			w.Header().Set("Content-Length", fmt.Sprint(len(blob)))
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, blob[:sent])
+		_ = http.NewResponseController(w).Flush()
+		<-r.Context().Done()
+	}
+	resumeFrom := func(t *testing.T, w http.ResponseWriter, r *http.Request, start int) {
+		assert.Equal(t, fmt.Sprintf("bytes=%d-%d", start, len(blob)-1), r.Header.Get("Range"))
+		w.Header().Set("Docker-Content-Digest", "sha256:abc")
 		serveRange(w, r, blob)
-	})
-	f := newFixture(t, nil, func(o *Options) { o.Timeout = 20 * time.Millisecond })
-	resp, err := f.client().Get(srv.URL + "/v2/g/h/blobs/sha256:abc")
-	require.NoError(t, err)
-	got, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
-	assert.Equal(t, blob, string(got))
-	assert.Equal(t, map[string]int{"body cut short: timeout": 1}, f.rt.Stats().Retries)
+	}
+	// stallThenResume sends sent bytes and stalls, then serves the rest.
+	stallThenResume := func(sent int) func(*testing.T, *fixture, http.ResponseWriter, *http.Request, int) {
+		return func(t *testing.T, _ *fixture, w http.ResponseWriter, r *http.Request, n int) {
+			if n == 0 {
+				stall(w, r, digest, sent, false)
+				return
+			}
+			resumeFrom(t, w, r, sent)
+		}
+	}
+	tests := []struct {
+		name string
+		// handle answers attempt n; the server fires the timer itself
+		// when the client must time out before any headers.
+		handle func(t *testing.T, f *fixture, w http.ResponseWriter, r *http.Request, n int)
+		// readFirst is how many bytes the client reads before it fires
+		// the timer; -1: it does not.
+		readFirst int
+		retries   int
+		wantErr   string
+		stats     map[string]int
+	}{
+		{name: "before the headers", readFirst: -1, stats: map[string]int{"timeout": 1},
+			handle: func(t *testing.T, f *fixture, w http.ResponseWriter, r *http.Request, n int) {
+				if n == 0 {
+					f.timers.fire(t)
+					<-r.Context().Done()
+					return
+				}
+				w.Header().Set("Docker-Content-Digest", "sha256:abc")
+				_, _ = io.WriteString(w, blob)
+			}},
+		{name: "after the headers, before the body", readFirst: 0, stats: map[string]int{"body cut short: timeout": 1},
+			handle: stallThenResume(0)},
+		{name: "in the middle of the body", readFirst: 10, stats: map[string]int{"body cut short: timeout": 1},
+			handle: stallThenResume(10)},
+		{name: "the resume times out too", readFirst: 10, stats: map[string]int{"body cut short: timeout": 2},
+			handle: func(t *testing.T, f *fixture, w http.ResponseWriter, r *http.Request, n int) {
+				switch n {
+				case 0:
+					stall(w, r, digest, 10, false)
+				case 1:
+					f.timers.fire(t)
+					<-r.Context().Done()
+				default:
+					resumeFrom(t, w, r, 10)
+				}
+			}},
+		{name: "retries spent", readFirst: 10, retries: 1, stats: map[string]int{"body cut short: timeout": 1},
+			wantErr: "gave up after 2 attempts (last: body cut short: timeout): body cut short after 10 of 36 bytes: no progress for 1m0s (per-attempt timeout)",
+			handle: func(t *testing.T, f *fixture, w http.ResponseWriter, r *http.Request, n int) {
+				if n == 0 {
+					stall(w, r, digest, 10, false)
+					return
+				}
+				f.timers.fire(t)
+				<-r.Context().Done()
+			}},
+		{name: "nothing names the content: not resumed", readFirst: 10, stats: map[string]int{},
+			wantErr: "no progress for 1m0s (per-attempt timeout)",
+			handle: func(t *testing.T, f *fixture, w http.ResponseWriter, r *http.Request, n int) {
+				stall(w, r, nil, 10, false)
+			}},
+		{name: "no Content-Length: not resumed", readFirst: 10, stats: map[string]int{},
+			wantErr: "no progress for 1m0s (per-attempt timeout)",
+			handle: func(t *testing.T, f *fixture, w http.ResponseWriter, r *http.Request, n int) {
+				stall(w, r, digest, 10, true)
+			}},
+		{name: "a body that ends when the connection closes: not resumed", readFirst: 10, stats: map[string]int{},
+			wantErr: "no progress for 1m0s (per-attempt timeout)",
+			handle: func(t *testing.T, f *fixture, w http.ResponseWriter, r *http.Request, n int) {
+				conn, buf, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					t.Errorf("hijack: %v", err)
+					return
+				}
+				defer conn.Close()
+				fmt.Fprintf(buf, "HTTP/1.0 200 OK\r\nDocker-Content-Digest: sha256:abc\r\n\r\n%s", blob[:10])
+				_ = buf.Flush()
+				<-r.Context().Done()
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, nil, func(o *Options) {
+				o.Timeout = time.Minute
+				if tt.retries > 0 {
+					o.Retries = tt.retries
+				}
+			})
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { tt.handle(t, f, w, r, n) })
+			resp, err := f.client().Get(srv.URL + "/v2/g/h/blobs/sha256:abc")
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			got := make([]byte, max(tt.readFirst, 0))
+			if tt.readFirst >= 0 {
+				_, err := io.ReadFull(resp.Body, got)
+				require.NoError(t, err)
+				f.timers.fire(t)
+			}
+			rest, err := io.ReadAll(resp.Body)
+			got = append(got, rest...)
+			if tt.wantErr != "" {
+				require.Error(t, err, "a body of %d bytes", len(got))
+				assert.Contains(t, err.Error(), tt.wantErr)
+				assert.True(t, strings.HasPrefix(blob, string(got)))
+			} else {
+				require.NoError(t, err)
+				assert.Equal(t, blob, string(got))
+			}
+			assert.Equal(t, tt.stats, nonNil(f.rt.Stats().Retries))
+		})
+	}
+}
+
+func nonNil(m map[string]int) map[string]int {
+	if m == nil {
+		return map[string]int{}
+	}
+	return m
 }
 
 func TestParseContentRange(t *testing.T) {

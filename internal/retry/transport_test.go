@@ -74,14 +74,15 @@ func TestConnectionRefusedIsRetried(t *testing.T) {
 }
 
 func TestStalledAttemptTimesOutAndIsRetried(t *testing.T) {
+	f := newFixture(t, nil, func(o *Options) { o.Timeout = time.Minute })
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		if n == 0 {
+			f.timers.fire(t)     // no answer for Timeout
 			<-r.Context().Done() // never answers; the client gives up
 			return
 		}
 		_, _ = io.WriteString(w, "ok")
 	})
-	f := newFixture(t, nil, func(o *Options) { o.Timeout = 20 * time.Millisecond })
 	resp, err := f.client().Get(srv.URL + "/v2/")
 	require.NoError(t, err)
 	body, err := io.ReadAll(resp.Body)
