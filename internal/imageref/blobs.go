@@ -66,6 +66,9 @@ func (b *Blobs) file(d v1.Hash, size int64, src blobSource) (string, error) {
 	}
 	if src.local != "" {
 		e.path, e.err = src.local, checkFile(src.local, d, size)
+		if e.err != nil {
+			e.err = fmt.Errorf("%w; the layout is damaged: write it again", e.err)
+		}
 	} else {
 		e.path, e.err = b.fetch(d, size, src.fetch)
 	}

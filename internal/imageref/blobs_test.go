@@ -225,6 +225,7 @@ func TestBlobsLayoutCheckedInPlace(t *testing.T) {
 	require.Error(t, err)
 	sum := sha256.Sum256(bad)
 	assert.Contains(t, err.Error(), "blob "+own.String()+": content is corrupt: "+strconv.Itoa(len(bad))+" bytes hashing to sha256:"+hex.EncodeToString(sum[:]))
+	assert.Contains(t, err.Error(), "the layout is damaged: write it again")
 	require.NoError(t, os.WriteFile(blob, good, 0o644))
 	require.NoError(t, readAllLayers(a))
 }
