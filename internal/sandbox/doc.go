@@ -1,0 +1,39 @@
+// Package sandbox runs one program of an unpacked, untrusted image so that it
+// cannot touch the machine running it, using Linux namespaces and no
+// container runtime.
+//
+// Runner.Run starts the program in new user, mount, PID, network, IPC, UTS
+// and cgroup namespaces:
+//
+//   - user: the program is uid/gid 0 inside; outside it is OutsideID when
+//     helperbuild runs as root (no supplementary groups), else the caller's
+//     own ids. Owner says who must own the unpacked tree.
+//   - mount: the root is an overlay whose lower layer is Spec.Root and whose
+//     upper layer is a private tmpfs of Limits.Writable bytes, so the program
+//     may write anywhere and nothing it writes reaches Spec.Root, a later run
+//     or the host; /proc (of the new PID namespace), /dev/null, /dev/zero,
+//     /dev/random, /dev/urandom and a private /tmp are provided; the host's
+//     filesystem is detached (pivot_root). A foreign program runs under
+//     Spec.Emulator (qemu-user), bind-mounted read-only into the sandbox.
+//   - network: only a loopback interface; PID: the program is PID 1, so when
+//     it ends (or the context ends and it is killed) the kernel kills
+//     everything it started; IPC, UTS (hostname "sandbox"), cgroup: private.
+//
+// The program gets exactly Spec.Env; of root's capabilities in its user
+// namespace only chown, dac_override, fowner, setuid and setgid (no mount,
+// no network administration); a fresh session keyring; no file descriptors
+// but stdin (/dev/null), stdout and stderr; no_new_privs; and the rlimits of
+// Limits (CPU seconds, address space, processes, file size, open files).
+//
+// The namespaces are set up by the calling binary itself, re-executed through
+// /proc/self/exe as the sandbox's init: every binary that uses Runner must
+// call Init first thing in main (and in TestMain), which returns at once
+// when the process is not a sandbox init.
+//
+// It fails closed: when the kernel refuses a namespace or a mount (user
+// namespaces disabled, seccomp or AppArmor refusing them, a masked /proc),
+// Run and Probe return an *UnavailableError (errors.Is ErrUnavailable) and
+// nothing was run; there is no unsandboxed fallback. A program the kernel
+// cannot execute is an *ExecError; a program that ran and failed is an
+// *exec.ExitError.
+package sandbox

@@ -1,0 +1,45 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
+)
+
+// adversaries holds the adversary built for "amd64" and, when qemu can run
+// it, "arm64"; read-only after TestMain.
+var adversaries = map[string]string{}
+
+func TestMain(m *testing.M) {
+	if code, ok := Init(os.Args); ok {
+		os.Exit(code)
+	}
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	if err := sandboxtest.DenyIfAsked(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "sandbox-bins-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	arches := []string{"amd64"}
+	if _, err := exec.LookPath("qemu-aarch64-static"); err == nil {
+		arches = append(arches, "arm64")
+	}
+	for _, arch := range arches {
+		if adversaries[arch], err = sandboxtest.BuildAdversary(dir, arch); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return m.Run()
+}

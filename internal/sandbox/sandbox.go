@@ -1,0 +1,301 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// OutsideID is the uid and gid the sandbox's root is outside it when the
+// caller may map it (root, in a user namespace that has it): one no
+// account, service or container range uses (systemd's UIDS-GIDS.md leaves
+// 1879048192-2147352575 unassigned), so nothing on the host belongs to it.
+const OutsideID = 1879048192
+
+// Owner returns the host uid and gid that must own Spec.Root's files for the
+// sandbox's root to read, run and (in its overlay) change them: OutsideID
+// for root, else the caller's own ids.
+func Owner() (uid, gid int) {
+	if privileged() {
+		return OutsideID, OutsideID
+	}
+	return os.Geteuid(), os.Getegid()
+}
+
+// privileged reports whether the caller can map the sandbox's root to
+// OutsideID: it is root and OutsideID exists in its user namespace (not so
+// in a rootless container, whose root is an ordinary user outside).
+func privileged() bool {
+	return os.Geteuid() == 0 && mapped("/proc/self/uid_map", OutsideID) && mapped("/proc/self/gid_map", OutsideID)
+}
+
+// mapped reports whether id is inside one of the ranges of an id map.
+func mapped(file string, id uint64) bool {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var inside, outside, n uint64
+		if _, err := fmt.Sscan(line, &inside, &outside, &n); err == nil && inside <= id && id-inside < n {
+			return true
+		}
+	}
+	return false
+}
+
+// Spec is one program to run.
+type Spec struct {
+	// Root is the directory holding the image's unpacked filesystem, owned
+	// by Owner(). It is only read: it is the lower layer of an overlay.
+	Root string
+	// Path is the program's absolute path inside Root; it is also argv[0].
+	Path string
+	// Args are the program's arguments after argv[0].
+	Args []string
+	// Env is the program's whole environment.
+	Env []string
+	// Dir is the working directory inside Root; "" means "/".
+	Dir string
+	// Emulator is the host path of a statically linked qemu-user binary to
+	// run Path under; "" runs Path natively.
+	Emulator string
+	// Limits bound what the program may use; zero fields take defaults.
+	Limits Limits
+	// Stdout and Stderr receive the program's output; nil discards it.
+	Stdout, Stderr io.Writer
+}
+
+// Limits are the resource limits of one run. Processes, address space, file
+// size and open files are rlimits, so they hold per process; CPU time is per
+// process too (a fork bomb ends at Processes). Writable bounds everything
+// written into the sandbox's filesystem together.
+type Limits struct {
+	CPU          time.Duration // RLIMIT_CPU, rounded up to seconds; default 60s
+	AddressSpace uint64        // RLIMIT_AS in bytes; default 8 GiB (qemu-user reserves 4 GiB for 32-bit guests)
+	Processes    uint64        // RLIMIT_NPROC: processes and threads; default 256
+	FileSize     uint64        // RLIMIT_FSIZE in bytes; default 256 MiB
+	OpenFiles    uint64        // RLIMIT_NOFILE; default 1024
+	Writable     uint64        // bytes the program may write to its filesystem and /tmp; default 256 MiB
+}
+
+func (l Limits) withDefaults() Limits {
+	def := func(v *uint64, d uint64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if l.CPU <= 0 {
+		l.CPU = 60 * time.Second
+	}
+	def(&l.AddressSpace, 8<<30)
+	def(&l.Processes, 256)
+	def(&l.FileSize, 256<<20)
+	def(&l.OpenFiles, 1024)
+	def(&l.Writable, 256<<20)
+	return l
+}
+
+// Runner starts sandboxes. The zero value is ready to use.
+type Runner struct {
+	// Started, when set, is called with the host PID of each sandbox's first
+	// process once it runs and before the program starts; tests use it to
+	// check that nothing outlives a run.
+	Started func(pid int)
+}
+
+// ErrUnavailable is what every *UnavailableError is (errors.Is).
+var ErrUnavailable = errors.New("no sandbox for the image's programs")
+
+// UnavailableError says that the kernel refused to make the sandbox, at
+// which step and why; nothing was run.
+type UnavailableError struct {
+	Step string
+	Err  error
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("%v (%s: %v), so nothing was run: allow user namespaces (sysctl user.max_user_namespaces=15000, "+
+		"and kernel.unprivileged_userns_clone=1 where it exists) or run this in a VM or in a container whose seccomp "+
+		"and AppArmor profiles allow unshare and mount", ErrUnavailable, e.Step, e.Err)
+}
+
+func (e *UnavailableError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
+
+// ExecError says that the sandbox was made but the kernel (or the emulator)
+// could not execute the program: a missing file, a missing ELF interpreter,
+// a file that is not executable.
+type ExecError struct {
+	Path string
+	Err  error
+}
+
+func (e *ExecError) Error() string {
+	msg := fmt.Sprintf("exec %s: %v", e.Path, e.Err)
+	if errors.Is(e.Err, syscall.ENOENT) {
+		msg += " (the file or its ELF interpreter is missing)"
+	}
+	return msg
+}
+
+func (e *ExecError) Unwrap() error { return e.Err }
+
+// Run runs s.Path in a new sandbox and waits for it and everything it
+// started to end. It returns nil when the program exited 0, an
+// *exec.ExitError when it exited otherwise or was killed (the context ending
+// kills it), an *ExecError when it could not be executed and an
+// *UnavailableError when the sandbox could not be made.
+func (r *Runner) Run(ctx context.Context, s Spec) error {
+	if !path.IsAbs(s.Path) {
+		return fmt.Errorf("sandbox: program path %q is not absolute", s.Path)
+	}
+	cfg := initConfig{Path: s.Path, Args: s.Args, Env: s.Env, Dir: s.Dir, Limits: s.Limits.withDefaults()}
+	if cfg.Env == nil {
+		cfg.Env = []string{}
+	}
+	return r.start(ctx, s.Root, s.Emulator, cfg, s.Stdout, s.Stderr)
+}
+
+// Probe makes a sandbox around an empty directory in tmpDir and ends it
+// without running anything: an *UnavailableError says --run cannot work here.
+func (r *Runner) Probe(ctx context.Context, tmpDir string) error {
+	dir, err := os.MkdirTemp(tmpDir, "sandbox-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	uid, gid := Owner()
+	if err := os.Lchown(dir, uid, gid); err != nil {
+		return err
+	}
+	return r.start(ctx, dir, "", initConfig{Probe: true, Limits: Limits{}.withDefaults()}, nil, nil)
+}
+
+// start runs the init: the binary itself, re-executed in new namespaces
+// with root as its working directory, reading cfg from fd 3 and reporting
+// on fd 4.
+func (r *Runner) start(ctx context.Context, root, emulator string, cfg initConfig, stdout, stderr io.Writer) (err error) {
+	cfg.Emulator, cfg.DropGroups = emulator, privileged()
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer cfgR.Close()
+	defer cfgW.Close()
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer repR.Close()
+	defer repW.Close()
+
+	cmd := exec.CommandContext(ctx, "/proc/self/exe")
+	cmd.Args = []string{initArg0}
+	cmd.Env = []string{}
+	// The init starts in root, as the caller's kernel uid: a directory the
+	// caller may reach but the sandbox's own uid may not (a private
+	// TMPDIR) is reached that way, and in the init's mount namespace.
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.ExtraFiles = []*os.File{cfgR, repW}
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
+			return fmt.Errorf("sandbox root %s: %w", root, err)
+		}
+		return &UnavailableError{Step: "create namespaces", Err: err}
+	}
+	// Only the init holds these ends now, so EOF means it ended or exec'd.
+	cfgR.Close()
+	repW.Close()
+	if r.Started != nil {
+		r.Started(cmd.Process.Pid)
+	}
+	go func() {
+		_ = json.NewEncoder(cfgW).Encode(cfg)
+		cfgW.Close()
+	}()
+	reps, rerr := readReports(repR)
+	werr := cmd.Wait()
+	return outcome(ctx, cfg, reps, rerr, werr)
+}
+
+// outcome turns what the init reported and how it ended into Run's error.
+func outcome(ctx context.Context, cfg initConfig, reps []report, rerr, werr error) error {
+	ready := false
+	for _, rep := range reps {
+		switch rep.Stage {
+		case stageReady:
+			ready = true
+		case stageExec:
+			return &ExecError{Path: cfg.Path, Err: rep.err()}
+		case stageProbe:
+			if cfg.Probe && werr == nil {
+				return nil
+			}
+		default:
+			return &UnavailableError{Step: rep.Stage, Err: rep.err()}
+		}
+	}
+	switch {
+	case ready:
+		return werr
+	case ctx.Err() != nil:
+		return werr
+	case rerr != nil:
+		return &UnavailableError{Step: "read the init's report", Err: rerr}
+	default:
+		return &UnavailableError{Step: "start the init", Err: fmt.Errorf("it ended (%v) without a report; the binary must call sandbox.Init first in main", werr)}
+	}
+}
+
+// readReports reads the init's JSON reports until it closes the pipe.
+func readReports(r io.Reader) ([]report, error) {
+	dec := json.NewDecoder(io.LimitReader(r, 64<<10))
+	var out []report
+	for {
+		var rep report
+		if err := dec.Decode(&rep); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, err
+		}
+		out = append(out, rep)
+	}
+}
+
+// sysProcAttr puts the init into new namespaces. It keeps the caller's
+// kernel uid until it has opened what it needs from the host (the root
+// directory and the emulator) and then becomes the namespace's root, so it
+// gets the capabilities it needs there as ambient ones.
+func sysProcAttr() *syscall.SysProcAttr {
+	uid, gid := Owner()
+	attr := &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
+			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}},
+		// Root may keep setgroups, so that the init drops root's groups.
+		GidMappingsEnableSetgroups: privileged(),
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_NET_ADMIN,
+			unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH, unix.CAP_FOWNER, unix.CAP_CHOWN},
+		Pdeathsig: syscall.SIGKILL,
+		Setsid:    true,
+	}
+	return attr
+}

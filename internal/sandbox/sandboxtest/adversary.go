@@ -1,0 +1,32 @@
+package sandboxtest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+)
+
+// Attacks are the adversary's names that try to reach the host or exhaust
+// it (see ../testdata/adversary).
+var Attacks = []string{"write-host-file", "read-canary", "dial-host", "fork-bomb", "print-forever", "sleep-forever"}
+
+// BuildAdversary cross-compiles the adversary, static, for linux/goarch into
+// dir and returns its path. The first build per GOARCH compiles the standard
+// library; GOCACHE keeps it for the next.
+func BuildAdversary(dir, goarch string) (string, error) {
+	_, self, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", fmt.Errorf("cannot locate the adversary's source")
+	}
+	src := filepath.Join(filepath.Dir(self), "..", "testdata", "adversary")
+	out := filepath.Join(dir, "adversary-"+goarch)
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-trimpath", "-ldflags=-s -w", "-o", out, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build the adversary for %s: %v\n%s", goarch, err, msg)
+	}
+	return out, nil
+}
