@@ -172,14 +172,20 @@ func firstLine(b []byte) string {
 }
 
 // limitedBuffer keeps the first max bytes written and discards the rest.
+// It must not have a ReadFrom method (as an embedded bytes.Buffer would give
+// it): io.Copy, which os/exec uses for a program's output, would use that
+// and keep everything.
 type limitedBuffer struct {
-	bytes.Buffer
+	buf bytes.Buffer
 	max int
 }
 
+// Bytes is what was kept.
+func (b *limitedBuffer) Bytes() []byte { return b.buf.Bytes() }
+
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(room, len(p))])
+	if room := b.max - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(room, len(p))])
 	}
 	return len(p), nil
 }

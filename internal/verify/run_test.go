@@ -1,8 +1,10 @@
 package verify
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -165,4 +167,14 @@ func TestUnpackStaysInside(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(dir, "ro", "f"))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "owner read/write added so the caller can clean up")
+}
+
+// os/exec copies a program's output with io.Copy, which would prefer a
+// ReadFrom method over the bounded Write.
+func TestLimitedBufferBoundsIOCopy(t *testing.T) {
+	b := &limitedBuffer{max: 10}
+	n, err := io.Copy(b, bytes.NewReader(make([]byte, 1000)))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1000), n)
+	assert.Len(t, b.Bytes(), 10)
 }
