@@ -9,6 +9,7 @@
 //	print-forever    write to stdout without end
 //	sleep-forever    say so, then never end
 //	inspect          print what it sees of its surroundings, one key=value a line
+//	print-env        print its environment on one line
 //
 // Each attempt that ends exits 1 with a line that says what happened.
 // Under any other name, `--version` prints an OS/Arch line.
@@ -65,6 +66,8 @@ func main() {
 		}
 	case "inspect":
 		inspect()
+	case "print-env":
+		fmt.Println(strings.Join(os.Environ(), " "))
 	default:
 		if len(os.Args) > 1 && os.Args[1] == "--version" {
 			fmt.Printf("Version:      0.0.0-test\nOS/Arch:      %s/%s\n", runtime.GOOS, runtime.GOARCH)
