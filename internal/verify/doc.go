@@ -22,8 +22,13 @@
 //     Helm chart expect (docs/gitlab-image-contract.md), "helper" or
 //     "runner", on the filesystem a runtime would present.
 //   - run: with Options.Run, each program of the own layers with --version
-//     and /bin/sh -c true, under qemu-user (natively for amd64 on amd64);
-//     an "OS/Arch:" line must name the platform.
+//     and /bin/sh -c true, each in a sandbox of its own (internal/sandbox:
+//     Linux namespaces, the image as root through a throwaway overlay, no
+//     network, rlimits, the image config's environment), under qemu-user
+//     inside it (natively for amd64 on amd64); an "OS/Arch:" line must name
+//     the platform. A program that fails, is killed, times out or prints
+//     more than 1 MiB fails the check. Where no sandbox can be made, Index
+//     and Image return an error (sandbox.ErrUnavailable) and run nothing.
 //
 // Options.Nodes (ParseNodes) adds a problem for every node whose platform
 // has no image in the index. Platform runs the per-platform checks alone,
@@ -45,7 +50,10 @@
 // Blobs); go-containerregistry's pkg/v1/cache lets a concurrent reader see a
 // partly written file. Run is the only check
 // that writes the filesystem to disk: TempDir/<n> per platform, through an
-// os.Root so nothing lands outside it; the caller removes TempDir.
+// os.Root so nothing lands outside it, owned by the sandbox's uid, at most
+// UnpackMaxBytes and UnpackMaxFiles (checked from the headers before
+// writing; a larger image fails the check), removed after the platform's
+// runs; the caller removes TempDir.
 //
 // Failures to read the image are errors; findings are never errors.
 // Every failure and warning is reported once: a problem of a listed entry

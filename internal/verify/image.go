@@ -137,39 +137,6 @@ func ownELFs(t *rootfs.FS, files []elfFile, own []bool) []string {
 	return out
 }
 
-// runPrograms unpacks the tree into dir and runs each program with
-// --version, then /bin/sh -c true when the image has a /bin/sh.
-func runPrograms(ctx context.Context, layers []v1.Layer, t *rootfs.FS, cfg *v1.ConfigFile, p v1.Platform, programs []string, dir string, opts Options) ([]Check, error) {
-	r, ok := newRunCheck(p, dir, t, cfg, opts)
-	if !ok {
-		return r.f.done(""), nil
-	}
-	if err := unpack(ctx, layers, t, dir); err != nil {
-		return nil, err
-	}
-	for _, prog := range programs {
-		r.program(ctx, prog, []string{"--version"}, true)
-	}
-	noSh := ""
-	if _, _, err := t.Resolve("/bin/sh", true); err == nil {
-		r.program(ctx, "/bin/sh", []string{"-c", "true"}, false)
-	} else {
-		noSh = "; no /bin/sh"
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	how := "under " + filepath.Base(r.qemu)
-	if r.qemu == "" {
-		how = "natively"
-	}
-	summary := "nothing to run" + noSh
-	if len(r.ran) > 0 {
-		summary = "ran " + how + ": " + strings.Join(r.ran, "; ") + noSh
-	}
-	return r.f.done(summary), nil
-}
-
 func configPlatform(cfg *v1.ConfigFile) v1.Platform {
 	return v1.Platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant}
 }

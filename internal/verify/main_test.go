@@ -7,15 +7,25 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/helperbuild/helperbuild/internal/sandbox"
+	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
 )
 
 // bins holds the test binaries TestMain builds, by key: "amd64", "arm64"
 // (hello, CGO_ENABLED=0), "arm64-liar" (arm64 hello claiming linux/amd64),
-// "cgo" (hellocgo for the host, only when gcc exists). Read-only after
+// "cgo" (hellocgo for the host, only when gcc exists). adversaries holds the
+// path of sandboxtest's adversary for "amd64" and "arm64". Read-only after
 // TestMain.
-var bins = map[string][]byte{}
+var (
+	bins        = map[string][]byte{}
+	adversaries = map[string]string{}
+)
 
 func TestMain(m *testing.M) {
+	if code, ok := sandbox.Init(os.Args); ok {
+		os.Exit(code)
+	}
 	os.Exit(runTests(m))
 }
 
@@ -26,6 +36,16 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	if err := sandboxtest.DenyIfAsked(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	for _, arch := range []string{"amd64", "arm64"} {
+		if adversaries[arch], err = sandboxtest.BuildAdversary(dir, arch); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	builds := []struct {
 		key, pkg, goarch, cgo, ldflags string
 	}{

@@ -10,6 +10,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/sandbox"
 )
 
 // Contracts Options.Contract accepts.
@@ -32,7 +33,10 @@ type Options struct {
 	// only those in the image's own layers.
 	AllFiles bool
 	// Run runs each ELF executable the own layers added with --version, and
-	// /bin/sh -c true, under qemu-user (natively for amd64 on an amd64 host).
+	// /bin/sh -c true, each in a sandbox (internal/sandbox: namespaces, an
+	// overlay of the unpacked image as root, no network, rlimits), under
+	// qemu-user inside it (natively for amd64 on an amd64 host). The binary
+	// must call sandbox.Init first in main.
 	Run bool
 	// Nodes are cluster nodes (see ParseNodes); each without an image in the
 	// index is a problem.
@@ -49,6 +53,17 @@ type Options struct {
 	HostArch string
 	// RunTimeout bounds each program Run starts; 0 means 30s.
 	RunTimeout time.Duration
+	// RunLimits are the sandbox's resource limits; zero fields take
+	// sandbox's defaults, but CPU time defaults to RunTimeout.
+	RunLimits sandbox.Limits
+	// Sandbox starts the sandboxes; nil means a zero sandbox.Runner.
+	Sandbox *sandbox.Runner
+	// UnpackMaxBytes bounds the contents of the files Run unpacks per
+	// platform (a larger image is a failed run check); 0 means 4 GiB.
+	UnpackMaxBytes int64
+	// UnpackMaxFiles bounds the entries Run unpacks per platform; 0 means
+	// 500,000.
+	UnpackMaxFiles int
 	// Jobs bounds how many platforms are verified at once; 0 means 1.
 	Jobs int
 	// Checked, when set, returns the per-platform checks already run on the
@@ -90,6 +105,21 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.RunTimeout == 0 {
 		o.RunTimeout = 30 * time.Second
+	}
+	if o.RunLimits.CPU == 0 {
+		o.RunLimits.CPU = o.RunTimeout
+	}
+	if o.Sandbox == nil {
+		o.Sandbox = &sandbox.Runner{}
+	}
+	if o.UnpackMaxBytes < 0 || o.UnpackMaxFiles < 0 {
+		return o, fmt.Errorf("unpack limits %d bytes, %d files: want positive numbers", o.UnpackMaxBytes, o.UnpackMaxFiles)
+	}
+	if o.UnpackMaxBytes == 0 {
+		o.UnpackMaxBytes = 4 << 30
+	}
+	if o.UnpackMaxFiles == 0 {
+		o.UnpackMaxFiles = 500_000
 	}
 	return o, nil
 }

@@ -15,13 +15,17 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/rootfs"
+	"github.com/helperbuild/helperbuild/internal/sandbox"
 )
 
-// maxOutput bounds how much of a program's output is kept.
-const maxOutput = 64 << 10
+// maxOutput bounds how much of a program's output is kept; a program that
+// prints more than outputLimit is stopped.
+const (
+	maxOutput   = 64 << 10
+	outputLimit = 1 << 20
+)
 
 // qemuArch maps GOARCH to qemu-user's name for it.
 var qemuArch = map[string]string{
@@ -30,7 +34,10 @@ var qemuArch = map[string]string{
 	"mips64": "mips64", "mips64le": "mips64el", "loong64": "loongarch64",
 }
 
-// runCheck runs programs of one unpacked rootfs.
+// errTooMuchOutput stops a program that prints more than outputLimit bytes.
+var errTooMuchOutput = errors.New("too much output")
+
+// runCheck runs programs of one unpacked rootfs, each in a sandbox of its own.
 type runCheck struct {
 	platform v1.Platform
 	rootfs   string
@@ -38,20 +45,22 @@ type runCheck struct {
 	env      []string
 	qemu     string // "" for native runs
 	timeout  time.Duration
+	sandbox  *sandbox.Runner
+	limits   sandbox.Limits
 	f        findings
 	ran      []string
 }
 
 // newRunCheck finds how to run the platform's programs on this host: natively
-// for amd64 on amd64, else qemu-<arch>-static. ok is false (with a finding)
-// when neither is possible.
+// for amd64 on amd64, else under qemu-<arch>-static. ok is false (with a
+// finding) when neither is possible. Programs get the image config's
+// environment, with PATH added when it sets none.
 func newRunCheck(p v1.Platform, dir string, t *rootfs.FS, cfg *v1.ConfigFile, opts Options) (*runCheck, bool) {
-	r := &runCheck{platform: p, rootfs: dir, t: t, timeout: opts.RunTimeout, f: findings{name: CheckRun}}
-	path, ok := envPath(cfg.Config.Env)
-	if !ok {
-		path = defaultPath
+	r := &runCheck{platform: p, rootfs: dir, t: t, timeout: opts.RunTimeout, sandbox: opts.Sandbox, limits: opts.RunLimits, f: findings{name: CheckRun}}
+	r.env = append([]string{}, cfg.Config.Env...)
+	if _, ok := envPath(cfg.Config.Env); !ok {
+		r.env = append(r.env, "PATH="+defaultPath)
 	}
-	r.env = []string{"PATH=" + path}
 	if p.Architecture == "amd64" && opts.HostArch == "amd64" {
 		return r, true
 	}
@@ -69,34 +78,74 @@ func newRunCheck(p v1.Platform, dir string, t *rootfs.FS, cfg *v1.ConfigFile, op
 	return r, true
 }
 
-// program runs the program at image path p with args and records the result;
-// with version set it compares an "OS/Arch:" line with the platform.
-func (r *runCheck) program(ctx context.Context, p string, args []string, version bool) {
-	resolved, _, err := r.t.Resolve(p, true)
-	if err != nil {
-		r.f.fail(fmt.Sprintf("%s: %v", p, err))
-		return
+// runPrograms unpacks the tree into dir and runs each program with
+// --version, then /bin/sh -c true when the image has a /bin/sh, each in a
+// sandbox over the unpacked tree; dir is removed afterwards. The error is
+// for a sandbox that cannot be made (nothing runs unsandboxed) and for
+// failures to read the image.
+func runPrograms(ctx context.Context, layers []v1.Layer, t *rootfs.FS, cfg *v1.ConfigFile, p v1.Platform, programs []string, dir string, opts Options) ([]Check, error) {
+	r, ok := newRunCheck(p, dir, t, cfg, opts)
+	if !ok {
+		return r.f.done(""), nil
 	}
-	host := filepath.Join(r.rootfs, filepath.FromSlash(resolved))
-	label := strings.Join(append([]string{p}, args...), " ")
-	cmd, note, err := r.command(ctx, host, p, args)
+	defer os.RemoveAll(dir)
+	uid, gid := sandbox.Owner()
+	err := unpack(ctx, layers, t, dir, unpackLimits{maxBytes: opts.UnpackMaxBytes, maxFiles: opts.UnpackMaxFiles, uid: uid, gid: gid})
+	var big *tooBigError
+	if errors.As(err, &big) {
+		r.f.fail(big.Error() + ": nothing was run")
+		return r.f.done(""), nil
+	}
 	if err != nil {
-		r.f.warn(fmt.Sprintf("%s not run: %v", label, err))
-		return
+		return nil, err
+	}
+	for _, prog := range programs {
+		if err := r.program(ctx, prog, []string{"--version"}, true); err != nil {
+			return nil, err
+		}
+	}
+	noSh := ""
+	if _, _, err := t.Resolve("/bin/sh", true); err == nil {
+		if err := r.program(ctx, "/bin/sh", []string{"-c", "true"}, false); err != nil {
+			return nil, err
+		}
+	} else {
+		noSh = "; no /bin/sh"
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	how := "under " + filepath.Base(r.qemu)
+	if r.qemu == "" {
+		how = "natively"
+	}
+	summary := "nothing to run" + noSh
+	if len(r.ran) > 0 {
+		summary = "ran " + how + " in a sandbox: " + strings.Join(r.ran, "; ") + noSh
+	}
+	return r.f.done(summary), nil
+}
+
+// program runs the program at image path p with args in a sandbox and
+// records the result; with version set it compares an "OS/Arch:" line with
+// the platform. The error is a sandbox that cannot be made.
+func (r *runCheck) program(ctx context.Context, p string, args []string, version bool) error {
+	label := strings.Join(append([]string{p}, args...), " ")
+	if _, _, err := r.t.Resolve(p, true); err != nil {
+		r.f.fail(fmt.Sprintf("%s: %v", p, err))
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	var out *limitedBuffer
+	var err error
 	for attempt := 1; ; attempt++ {
-		out = &limitedBuffer{max: maxOutput}
-		c := exec.CommandContext(ctx, cmd[0], cmd[1:]...)
-		if r.qemu == "" {
-			c.Args[0] = p // argv[0] as the image would pass it (busybox picks its applet by it)
-		}
-		c.Env, c.Dir, c.Stdout, c.Stderr = r.env, r.rootfs, out, out
-		c.WaitDelay = time.Second
-		err = c.Run()
-		// A native run execs the file unpacked moments ago; a child another
+		out = &limitedBuffer{max: maxOutput, limit: outputLimit, over: func() { stop(errTooMuchOutput) }}
+		err = r.sandbox.Run(ctx, sandbox.Spec{Root: r.rootfs, Path: p, Args: args, Env: r.env, Emulator: r.qemu,
+			Limits: r.limits, Stdout: out, Stderr: out})
+		// A native run execs a file unpacked moments ago; a child another
 		// goroutine is forking holds its inherited write descriptor until it
 		// execs, and Linux refuses to run a file open for writing
 		// (golang/go#22315). That passes within milliseconds: try again.
@@ -106,38 +155,39 @@ func (r *runCheck) program(ctx context.Context, p string, args []string, version
 	}
 	first := firstLine(out.Bytes())
 	var exit *exec.ExitError
+	var execErr *sandbox.ExecError
 	switch {
-	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		r.f.fail(fmt.Sprintf("%s timed out after %s%s", label, r.timeout, note))
+	case errors.Is(err, sandbox.ErrUnavailable):
+		return err
+	case errors.Is(context.Cause(ctx), errTooMuchOutput):
+		r.f.fail(fmt.Sprintf("%s printed more than %s and was stopped", label, formatBytes(outputLimit)))
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		r.f.fail(fmt.Sprintf("%s timed out after %s", label, r.timeout))
+	case errors.As(err, &execErr):
+		r.f.fail(fmt.Sprintf("%s: %v", label, err))
 	case errors.As(err, &exit):
-		r.f.fail(fmt.Sprintf("%s exited with status %d%s: %s", label, exit.ExitCode(), note, first))
+		r.f.fail(fmt.Sprintf("%s %s: %s", label, exitReason(exit, r.limits), first))
 	case err != nil:
-		r.f.fail(fmt.Sprintf("%s: %v%s", label, err, note))
+		r.f.fail(fmt.Sprintf("%s: %v", label, err))
 	default:
 		r.checkOutput(label, out.Bytes(), version)
 	}
+	return nil
 }
 
-// command returns the argv that runs the program at host path host: under
-// qemu-user with the rootfs as its library prefix, or natively when it is
-// static (a dynamic one would load the host's libraries).
-func (r *runCheck) command(ctx context.Context, host, argv0 string, args []string) ([]string, string, error) {
-	if r.qemu != "" {
-		return append([]string{r.qemu, "-L", r.rootfs, "-0", argv0, host}, args...), "", nil
+// exitReason says how a program that did not exit 0 ended.
+func exitReason(exit *exec.ExitError, lim sandbox.Limits) string {
+	ws, ok := exit.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return fmt.Sprintf("exited with status %d", exit.ExitCode())
 	}
-	f, err := os.Open(host)
-	if err != nil {
-		return nil, "", err
+	switch ws.Signal() {
+	case syscall.SIGXCPU:
+		return "used up its CPU time limit (SIGXCPU)"
+	case syscall.SIGXFSZ:
+		return "wrote a file over its size limit (SIGXFSZ)"
 	}
-	defer f.Close()
-	static, err := elfcheck.Static(f)
-	if err != nil {
-		return nil, "", err
-	}
-	if !static {
-		return nil, "", errors.New("dynamically linked, and native runs would load the host's libraries")
-	}
-	return append([]string{host}, args...), " (native)", nil
+	return "was killed by " + ws.Signal().String()
 }
 
 // checkOutput records a successful run, showing the OS/Arch line of a
@@ -171,13 +221,15 @@ func firstLine(b []byte) string {
 	return strings.TrimSpace(string(line))
 }
 
-// limitedBuffer keeps the first max bytes written and discards the rest.
-// It must not have a ReadFrom method (as an embedded bytes.Buffer would give
-// it): io.Copy, which os/exec uses for a program's output, would use that
-// and keep everything.
+// limitedBuffer keeps the first max bytes written and discards the rest;
+// once more than limit bytes were written it calls over, once. It must not
+// have a ReadFrom method (as an embedded bytes.Buffer would give it):
+// io.Copy would use that and bypass both bounds.
 type limitedBuffer struct {
-	buf bytes.Buffer
-	max int
+	buf        bytes.Buffer
+	max, limit int
+	total      int
+	over       func()
 }
 
 // Bytes is what was kept.
@@ -186,6 +238,11 @@ func (b *limitedBuffer) Bytes() []byte { return b.buf.Bytes() }
 func (b *limitedBuffer) Write(p []byte) (int, error) {
 	if room := b.max - b.buf.Len(); room > 0 {
 		b.buf.Write(p[:min(room, len(p))])
+	}
+	before := b.total
+	b.total += len(p)
+	if before <= b.limit && b.total > b.limit && b.over != nil {
+		b.over()
 	}
 	return len(p), nil
 }
