@@ -125,9 +125,18 @@ type UnavailableError struct {
 }
 
 func (e *UnavailableError) Error() string {
-	return fmt.Sprintf("%v (%s: %v), so nothing was run: allow user namespaces (sysctl user.max_user_namespaces=15000, "+
+	why := ""
+	switch {
+	case errors.Is(e.Err, syscall.ENOSPC):
+		why = ": the user namespace limit is 0 or used up"
+	case errors.Is(e.Err, syscall.EPERM), errors.Is(e.Err, syscall.EACCES):
+		why = ": refused (seccomp, AppArmor, kernel.unprivileged_userns_clone=0, a restricted container)"
+	case errors.Is(e.Err, syscall.EUSERS):
+		why = ": user namespaces nest too deep here"
+	}
+	return fmt.Sprintf("%v (%s: %v%s), so nothing was run: allow user namespaces (sysctl user.max_user_namespaces=15000, "+
 		"and kernel.unprivileged_userns_clone=1 where it exists) or run this in a VM or in a container whose seccomp "+
-		"and AppArmor profiles allow unshare and mount", ErrUnavailable, e.Step, e.Err)
+		"and AppArmor profiles allow unshare and mount", ErrUnavailable, e.Step, e.Err, why)
 }
 
 func (e *UnavailableError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }

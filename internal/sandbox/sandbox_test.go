@@ -247,7 +247,7 @@ func TestProbe(t *testing.T) {
 		require.ErrorAs(t, err, &ue)
 		assert.Equal(t, "create namespaces", ue.Step)
 		assert.NotContains(t, err.Error(), "\n", "one line")
-		assert.Contains(t, err.Error(), "no sandbox for the image's programs (create namespaces: fork/exec /proc/self/exe: no space left on device), so nothing was run: allow user namespaces")
+		assert.Contains(t, err.Error(), "no sandbox for the image's programs (create namespaces: fork/exec /proc/self/exe: no space left on device: the user namespace limit is 0 or used up), so nothing was run: allow user namespaces")
 		root := imageRoot(t, "amd64", "write-host-file")
 		err = (&Runner{}).Run(context.Background(), Spec{Root: root, Path: "/usr/bin/write-host-file", Env: []string{"HOST_FILE=" + filepath.Join(t.TempDir(), "x")}})
 		require.ErrorIs(t, err, ErrUnavailable, "no fallback to running it unsandboxed")
