@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,6 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/sandbox"
+	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
 	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
@@ -50,6 +53,14 @@ var cacheRoot = func() string {
 }()
 
 func TestMain(m *testing.M) {
+	// verify --run re-executes this binary as the sandbox's init.
+	if code, ok := sandbox.Init(os.Args); ok {
+		os.Exit(code)
+	}
+	if err := sandboxtest.DenyIfAsked(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(cacheRoot)
 	os.Exit(code)

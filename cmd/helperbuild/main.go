@@ -5,9 +5,16 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/helperbuild/helperbuild/internal/sandbox"
 )
 
 func main() {
+	// A re-executed helperbuild that is a sandbox's init (verify --run)
+	// does only that.
+	if code, ok := sandbox.Init(os.Args); ok {
+		os.Exit(code)
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/sandbox"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
@@ -18,6 +19,7 @@ type verifyFlags struct {
 	contract  string
 	allFiles  bool
 	run       bool
+	runLimits runLimitFlags
 	nodes     string
 	format    string
 	insecure  []string
@@ -33,7 +35,7 @@ func newVerifyCmd(env Env) *cobra.Command {
 		Long: `Check a published image (registry reference, oci:DIR[:TAG] or oci-archive:FILE[:TAG]):
 every expected platform is in the index, every ELF executable the image added matches
 its platform, the config agrees with the index, and optionally the GitLab Runner image
-contract (--contract helper|runner), an emulated run (--run) and a cluster's nodes (--nodes).
+contract (--contract helper|runner), a sandboxed run (--run) and a cluster's nodes (--nodes).
 Exit 0 when every check passed, 1 when one failed, 2 for usage errors.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -49,7 +51,8 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors.`,
 	fl.StringVar(&f.platforms, "platforms", "", "platforms the index must hold exactly, e.g. linux/amd64,linux/arm64,linux/arm/v7")
 	fl.StringVar(&f.contract, "contract", "", "check the GitLab Runner image contract: helper or runner")
 	fl.BoolVar(&f.allFiles, "all-files", false, "check every ELF executable of the image, not only those its own layers added")
-	fl.BoolVar(&f.run, "run", false, "run each binary's --version (and sh -c true) under qemu-user")
+	fl.BoolVar(&f.run, "run", false, "run each binary's --version (and sh -c true) in a sandbox (Linux namespaces; qemu-user inside for foreign platforms)")
+	f.runLimits.register(fl)
 	fl.StringVar(&f.nodes, "nodes", "", "FILE holding `kubectl get nodes -o json` output: report nodes with no image in the index")
 	fl.StringVar(&f.format, "format", "table", "output format: table or json")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
@@ -73,6 +76,12 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 	}
 	defer os.RemoveAll(tmp)
 	opts.TempDir = tmp
+	if f.run {
+		// Nothing is downloaded where nothing could run.
+		if err := (&sandbox.Runner{}).Probe(ctx, tmp); err != nil {
+			return fmt.Errorf("verify --run: %w", err)
+		}
+	}
 
 	log := logger(cmd.ErrOrStderr())
 	// Checks read some layers more than once, and platforms share layers:
@@ -128,7 +137,11 @@ func verifyInputs(f *verifyFlags, arg string) (ref imageref.Ref, opts verify.Opt
 	if ref.Transport == imageref.Scratch {
 		return ref, opts, usagef("there is nothing to verify in scratch")
 	}
-	opts = verify.Options{Platforms: platforms, Contract: f.contract, AllFiles: f.allFiles, Run: f.run, Jobs: f.jobs}
+	if err = f.runLimits.validate(); err != nil {
+		return ref, opts, err
+	}
+	opts = verify.Options{Platforms: platforms, Contract: f.contract, AllFiles: f.allFiles, Run: f.run, Jobs: f.jobs,
+		RunTimeout: f.runLimits.timeout, UnpackMaxBytes: int64(f.runLimits.maxSize)}
 	if f.nodes != "" {
 		file, err := os.Open(f.nodes)
 		if err != nil {
