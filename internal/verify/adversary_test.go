@@ -94,7 +94,7 @@ func TestRunUnpackLimits(t *testing.T) {
 		want  string
 	}{
 		{"bytes", Options{UnpackMaxBytes: 2 << 20}, 3, 1 << 20, "the image unpacks to 3.0 MiB, more than the 2.0 MiB allowed (--run-max-size): nothing was run"},
-		{"files", Options{UnpackMaxFiles: 10}, 20, 1, "the image unpacks to 21 files, more than the 10 allowed: nothing was run"},
+		{"files", Options{UnpackMaxFiles: 10}, 20, 1, "the image unpacks to 21 files, directories and links, more than the 10 allowed: nothing was run"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -145,10 +145,10 @@ func (r *runCheck) program(ctx context.Context, p string, args []string, version
 		out = &limitedBuffer{max: maxOutput, limit: outputLimit, over: func() { stop(errTooMuchOutput) }}
 		err = r.sandbox.Run(ctx, sandbox.Spec{Root: r.rootfs, Path: p, Args: args, Env: r.env, Emulator: r.qemu,
 			Limits: r.limits, Stdout: out, Stderr: out})
-		// A native run execs a file unpacked moments ago; a child another
-		// goroutine is forking holds its inherited write descriptor until it
-		// execs, and Linux refuses to run a file open for writing
-		// (golang/go#22315). That passes within milliseconds: try again.
+		// A native run execs a file unpacked moments ago; should a child
+		// another goroutine is forking still hold an inherited write
+		// descriptor to it (golang/go#22315), Linux refuses to run it for
+		// those milliseconds: try again.
 		if !errors.Is(err, syscall.ETXTBSY) || attempt == txtBusyAttempts || !sleepCtx(ctx, time.Duration(attempt)*10*time.Millisecond) {
 			break
 		}

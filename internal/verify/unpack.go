@@ -30,7 +30,7 @@ type tooBigError struct {
 
 func (e *tooBigError) Error() string {
 	if e.files > e.maxFiles {
-		return fmt.Sprintf("the image unpacks to %d files, more than the %d allowed", e.files, e.maxFiles)
+		return fmt.Sprintf("the image unpacks to %d files, directories and links, more than the %d allowed", e.files, e.maxFiles)
 	}
 	return fmt.Sprintf("the image unpacks to %s, more than the %s allowed (--run-max-size)", formatBytes(e.bytes), formatBytes(e.maxBytes))
 }
