@@ -8,10 +8,6 @@ import (
 	"runtime"
 )
 
-// Attacks are the adversary's names that try to reach the host or exhaust
-// it (see ../testdata/adversary).
-var Attacks = []string{"write-host-file", "read-canary", "dial-host", "fork-bomb", "print-forever", "sleep-forever"}
-
 // BuildAdversary cross-compiles the adversary, static, for linux/goarch into
 // dir and returns its path. The first build per GOARCH compiles the standard
 // library; GOCACHE keeps it for the next.
