@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
 )
@@ -130,6 +132,11 @@ func TestIsolation(t *testing.T) {
 				assert.Equal(t, "ok", f["write_tmp"])
 				assert.Equal(t, "ok", f["dev_null"])
 				assert.Equal(t, "false", f["left_by_last_run"], "run %d sees nothing an earlier run wrote", run)
+				if a.emulator == "" {
+					assert.Equal(t, "none", f["emulator_mount"])
+				} else {
+					assert.Regexp(t, `^ro,`, f["emulator_mount"], "the emulator is mounted read-only")
+				}
 			}
 			assert.Equal(t, before, tree(t, root), "the image's directory is never written")
 		})
@@ -261,4 +268,43 @@ func TestOutcomeWithoutReport(t *testing.T) {
 	err := outcome(context.Background(), initConfig{Path: "/x"}, nil, nil, errors.New("exit status 2"))
 	assert.ErrorIs(t, err, ErrUnavailable)
 	assert.ErrorContains(t, err, "must call sandbox.Init")
+}
+
+// parentEnv marks the test binary TestParentDeathEndsTheSandbox starts.
+const parentEnv = "SANDBOX_TEST_PARENT"
+
+// When the process that started a sandbox dies, the sandbox dies with it.
+func TestParentDeathEndsTheSandbox(t *testing.T) {
+	if os.Getenv(parentEnv) == "1" {
+		// The parent: start a sandbox that never ends, say where it is, and wait to be killed.
+		root := imageRoot(t, "amd64", "sleep-forever")
+		r := &Runner{Started: func(pid int) { fmt.Printf("pid=%d\n", pid) }}
+		err := r.Run(context.Background(), Spec{Root: root, Path: "/usr/bin/sleep-forever", Stdout: os.Stdout})
+		t.Fatalf("the sandbox ended: %v", err)
+	}
+	self, err := os.Executable()
+	require.NoError(t, err)
+	parent := exec.Command(self, "-test.run=^TestParentDeathEndsTheSandbox$", "-test.count=1")
+	parent.Env = append(os.Environ(), parentEnv+"=1")
+	out, err := parent.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, parent.Start())
+	defer parent.Process.Kill()
+	sc := bufio.NewScanner(out)
+	pid := 0
+	for sc.Scan() && !strings.Contains(sc.Text(), "sleeping") {
+		fmt.Sscanf(sc.Text(), "pid=%d", &pid)
+	}
+	require.NotZero(t, pid, "the parent said where its sandbox is")
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	require.NoError(t, err, "the sandbox runs")
+	defer unix.Close(pidfd)
+
+	require.NoError(t, parent.Process.Kill())
+	_ = parent.Wait()
+	// The bound only stops a broken test: the kernel kills the sandbox at once.
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, int((2 * time.Minute).Milliseconds()))
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the sandbox ended with its parent")
 }

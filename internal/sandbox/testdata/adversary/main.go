@@ -154,6 +154,13 @@ func inspect() {
 	}
 	kv("dev_null", errString(err))
 	kv("argv", strings.Join(os.Args, " "))
+	emulator := "none"
+	for _, line := range strings.Split(readFile("/proc/self/mountinfo"), "\n") {
+		if f := strings.Fields(line); len(f) > 5 && f[4] == "/dev/.helperbuild-emulator" {
+			emulator = f[5]
+		}
+	}
+	kv("emulator_mount", emulator)
 }
 
 // openFDs lists the open descriptors below 1024 without opening one.
