@@ -270,14 +270,15 @@ func TestOutcomeWithoutReport(t *testing.T) {
 	assert.ErrorContains(t, err, "must call sandbox.Init")
 }
 
-// parentEnv marks the test binary TestParentDeathEndsTheSandbox starts.
-const parentEnv = "SANDBOX_TEST_PARENT"
+// parentEnv holds, in the test binary TestParentDeathEndsTheSandbox
+// starts, the image root its sandbox runs over.
+const parentEnv = "SANDBOX_TEST_PARENT_ROOT"
 
 // When the process that started a sandbox dies, the sandbox dies with it.
 func TestParentDeathEndsTheSandbox(t *testing.T) {
-	if os.Getenv(parentEnv) == "1" {
-		// The parent: start a sandbox that never ends, say where it is, and wait to be killed.
-		root := imageRoot(t, "amd64", "sleep-forever")
+	if root := os.Getenv(parentEnv); root != "" {
+		// The parent: start a sandbox that never ends, say where it is, and
+		// wait to be killed (so nothing of its own to clean up).
 		r := &Runner{Started: func(pid int) { fmt.Printf("pid=%d\n", pid) }}
 		err := r.Run(context.Background(), Spec{Root: root, Path: "/usr/bin/sleep-forever", Stdout: os.Stdout})
 		t.Fatalf("the sandbox ended: %v", err)
@@ -285,7 +286,7 @@ func TestParentDeathEndsTheSandbox(t *testing.T) {
 	self, err := os.Executable()
 	require.NoError(t, err)
 	parent := exec.Command(self, "-test.run=^TestParentDeathEndsTheSandbox$", "-test.count=1")
-	parent.Env = append(os.Environ(), parentEnv+"=1")
+	parent.Env = append(os.Environ(), parentEnv+"="+imageRoot(t, "amd64", "sleep-forever"))
 	out, err := parent.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, parent.Start())
@@ -306,5 +307,7 @@ func TestParentDeathEndsTheSandbox(t *testing.T) {
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
 	n, err := unix.Poll(fds, int((2 * time.Minute).Milliseconds()))
 	require.NoError(t, err)
-	assert.Equal(t, 1, n, "the sandbox ended with its parent")
+	if !assert.Equal(t, 1, n, "the sandbox ended with its parent") {
+		_ = unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
+	}
 }
