@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 	if code, ok := sandbox.Init(os.Args); ok {
 		os.Exit(code)
 	}
-	if err := sandboxtest.DenyIfAsked(); err != nil {
+	if err := sandboxtest.DenyIfAsked(os.Environ()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

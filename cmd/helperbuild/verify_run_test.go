@@ -27,9 +27,9 @@ func attackLayout(t *testing.T, h *sandboxtest.Host, names ...string) string {
 		t.Skip("qemu-aarch64-static not installed (apt-get install qemu-user-static)")
 	}
 	bins := t.TempDir()
-	amd, err := sandboxtest.BuildAdversary(bins, "amd64")
+	amd, err := sandboxtest.BuildAdversary(bins, "amd64", os.Environ())
 	require.NoError(t, err)
-	arm, err := sandboxtest.BuildAdversary(bins, "arm64")
+	arm, err := sandboxtest.BuildAdversary(bins, "arm64", os.Environ())
 	require.NoError(t, err)
 	return writeLayout(t, sandboxtest.Index(t,
 		sandboxtest.AttackImage(t, linuxAmd64, amd, h.Env(), names...),
@@ -90,13 +90,13 @@ func TestVerifyRunMaxSize(t *testing.T) {
 // Where the kernel refuses user namespaces, --run stops at once with one
 // line saying why and what to do, and runs nothing.
 func TestVerifyRunRefused(t *testing.T) {
-	if !sandboxtest.Denied() {
-		sandboxtest.RunWithoutUserNamespaces(t)
+	if !sandboxtest.Denied(os.Environ()) {
+		sandboxtest.RunWithoutUserNamespaces(t, os.Environ())
 		return
 	}
 	h := sandboxtest.NewHost(t)
 	bins := t.TempDir()
-	amd, err := sandboxtest.BuildAdversary(bins, "amd64")
+	amd, err := sandboxtest.BuildAdversary(bins, "amd64", os.Environ())
 	require.NoError(t, err)
 	dir := writeLayout(t, sandboxtest.Index(t, sandboxtest.AttackImage(t, linuxAmd64, amd, h.Env(), "write-host-file", "dial-host")))
 	code, stdout, stderr := run(t, baseEnv(), "verify", "--run", "oci:"+dir)

@@ -42,6 +42,7 @@ var roles = map[string]role{
 	"internal/platform":   shared,
 	"internal/retry":      shared,
 	"internal/rootfs":     shared,
+	"internal/sandbox":    shared,
 	"internal/attest":     stage,
 	"internal/crossbuild": stage,
 	"internal/dockerfile": stage,
@@ -57,6 +58,8 @@ var roles = map[string]role{
 	"internal/testkit":    fixture,
 	"test/e2e":            suite,
 	"test/faultproxy":     suite,
+
+	"internal/sandbox/sandboxtest": fixture,
 }
 
 // may says whether a package of role from may import one of role to in its

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 }
 
 func runTests(m *testing.M) int {
-	if err := sandboxtest.DenyIfAsked(); err != nil {
+	if err := sandboxtest.DenyIfAsked(os.Environ()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -36,7 +36,7 @@ func runTests(m *testing.M) int {
 		arches = append(arches, "arm64")
 	}
 	for _, arch := range arches {
-		if adversaries[arch], err = sandboxtest.BuildAdversary(dir, arch); err != nil {
+		if adversaries[arch], err = sandboxtest.BuildAdversary(dir, arch, os.Environ()); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}

@@ -247,7 +247,7 @@ func TestExecError(t *testing.T) {
 }
 
 func TestProbe(t *testing.T) {
-	if sandboxtest.Denied() {
+	if sandboxtest.Denied(os.Environ()) {
 		err := (&Runner{}).Probe(context.Background(), t.TempDir())
 		require.ErrorIs(t, err, ErrUnavailable)
 		var ue *UnavailableError
@@ -261,7 +261,7 @@ func TestProbe(t *testing.T) {
 		return
 	}
 	require.NoError(t, (&Runner{}).Probe(context.Background(), t.TempDir()))
-	sandboxtest.RunWithoutUserNamespaces(t)
+	sandboxtest.RunWithoutUserNamespaces(t, os.Environ())
 }
 
 func TestOutcomeWithoutReport(t *testing.T) {

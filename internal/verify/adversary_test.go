@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -42,12 +43,12 @@ func TestRunAdversaries(t *testing.T) {
 	require.NoError(t, err)
 	var want []string
 	for _, p := range []string{"linux/amd64", "linux/arm64"} {
-		want = append(want,
-			// It may write that path: in its own overlay, thrown away.
-			"FAIL "+p+": /usr/bin/write-host-file --version exited with status 1: write-host-file: write "+h.File+": done",
-			"FAIL "+p+": /usr/bin/read-canary --version exited with status 1: read-canary: read canary: open "+h.Canary+": no such file or directory",
+		want = append(want, // in the layer's order, by name
 			"FAIL "+p+": /usr/bin/dial-host --version exited with status 1: dial-host: dial "+h.Listener.Addr().String()+": dial tcp "+h.Listener.Addr().String()+": connect: connection refused",
 			"FAIL "+p+": /usr/bin/print-forever --version printed more than 1.0 MiB and was stopped",
+			"FAIL "+p+": /usr/bin/read-canary --version exited with status 1: read-canary: read canary: open "+h.Canary+": no such file or directory",
+			// It may write that path: in its own overlay, thrown away.
+			"FAIL "+p+": /usr/bin/write-host-file --version exited with status 1: write-host-file: write "+h.File+": done",
 		)
 	}
 	got := runChecks(r)
@@ -134,8 +135,8 @@ func TestRunImageEnvironment(t *testing.T) {
 // Where the kernel refuses user namespaces, Run stops verification with the
 // reason and runs nothing.
 func TestRunRefusedWithoutUserNamespaces(t *testing.T) {
-	if !sandboxtest.Denied() {
-		sandboxtest.RunWithoutUserNamespaces(t)
+	if !sandboxtest.Denied(os.Environ()) {
+		sandboxtest.RunWithoutUserNamespaces(t, os.Environ())
 		return
 	}
 	h := sandboxtest.NewHost(t)

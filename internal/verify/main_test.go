@@ -36,12 +36,12 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	if err := sandboxtest.DenyIfAsked(); err != nil {
+	if err := sandboxtest.DenyIfAsked(os.Environ()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	for _, arch := range []string{"amd64", "arm64"} {
-		if adversaries[arch], err = sandboxtest.BuildAdversary(dir, arch); err != nil {
+		if adversaries[arch], err = sandboxtest.BuildAdversary(dir, arch, os.Environ()); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}

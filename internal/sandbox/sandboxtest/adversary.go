@@ -2,16 +2,16 @@ package sandboxtest
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 )
 
 // BuildAdversary cross-compiles the adversary, static, for linux/goarch into
-// dir and returns its path. The first build per GOARCH compiles the standard
-// library; GOCACHE keeps it for the next.
-func BuildAdversary(dir, goarch string) (string, error) {
+// dir and returns its path; environ is the environment for go (GOCACHE
+// keeps the standard library compiled for the next build).
+func BuildAdversary(dir, goarch string, environ []string) (string, error) {
 	_, self, _, ok := runtime.Caller(0)
 	if !ok {
 		return "", fmt.Errorf("cannot locate the adversary's source")
@@ -20,7 +20,7 @@ func BuildAdversary(dir, goarch string) (string, error) {
 	out := filepath.Join(dir, "adversary-"+goarch)
 	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-trimpath", "-ldflags=-s -w", "-o", out, ".")
 	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
+	cmd.Env = append(slices.Clip(environ), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build the adversary for %s: %v\n%s", goarch, err, msg)
 	}

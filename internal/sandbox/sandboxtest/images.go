@@ -1,16 +1,19 @@
 package sandboxtest
 
 import (
+	"archive/tar"
+	"bytes"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
-
-	"github.com/helperbuild/helperbuild/internal/tartest"
 )
 
 // AttackImage is an image for p whose one layer holds the adversary (the
@@ -22,11 +25,11 @@ func AttackImage(t testing.TB, p v1.Platform, adversary string, env []string, na
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries := []tartest.Entry{tartest.Dir("usr/", 0o755), tartest.Dir("usr/bin/", 0o755), tartest.Dir("etc/", 0o755)}
+	files := map[string][]byte{}
 	for _, n := range names {
-		entries = append(entries, tartest.File("usr/bin/"+n, 0o755, bin))
+		files["usr/bin/"+n] = bin
 	}
-	return image(t, p, env, tartest.Layer(t, entries...))
+	return image(t, p, env, layer(t, []string{"etc/", "usr/", "usr/bin/"}, files))
 }
 
 // image is an OCI image for p of layers, every one of them its own (a
@@ -74,10 +77,36 @@ func Index(t testing.TB, imgs ...v1.Image) v1.ImageIndex {
 // each (zeros), for the unpack limits.
 func BigImage(t testing.TB, p v1.Platform, files int, size int64) v1.Image {
 	t.Helper()
-	entries := []tartest.Entry{tartest.Dir("data/", 0o755)}
 	body := make([]byte, size)
+	contents := map[string][]byte{}
 	for i := range files {
-		entries = append(entries, tartest.File("data/f"+strconv.Itoa(i), 0o644, body))
+		contents["data/f"+strconv.Itoa(i)] = body
 	}
-	return image(t, p, nil, tartest.Layer(t, entries...))
+	return image(t, p, nil, layer(t, []string{"data/"}, contents))
+}
+
+// layer is an uncompressed layer of the directories (0755), then the files
+// (0755), in name order.
+func layer(t testing.TB, dirs []string, files map[string][]byte) v1.Layer {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, d := range dirs {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755, Format: tar.FormatPAX}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		body := files[name]
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o755, Size: int64(len(body)), Format: tar.FormatPAX}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return static.NewLayer(buf.Bytes(), types.OCIUncompressedLayer)
 }
