@@ -53,6 +53,13 @@ func TestRunAdversaries(t *testing.T) {
 	}
 	got := runChecks(r)
 	assert.Equal(t, want, got)
+	for _, p := range r.Platforms {
+		for _, c := range p.Checks {
+			if c.Name == CheckRun {
+				assert.True(t, strings.HasPrefix(c.Reason, c.Path+" --version "), "the finding names its program: %+v", c)
+			}
+		}
+	}
 	h.Untouched(t, strings.Join(got, "\n"))
 	assert.Equal(t, 8, tr.Count(), "one sandbox per program")
 	assert.Empty(t, tr.Leftovers())

@@ -132,7 +132,7 @@ func runPrograms(ctx context.Context, layers []v1.Layer, t *rootfs.FS, cfg *v1.C
 func (r *runCheck) program(ctx context.Context, p string, args []string, version bool) error {
 	label := strings.Join(append([]string{p}, args...), " ")
 	if _, _, err := r.t.Resolve(p, true); err != nil {
-		r.f.fail(fmt.Sprintf("%s: %v", p, err))
+		r.f.failAt(p, fmt.Sprintf("%s: %v", p, err))
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
@@ -160,23 +160,23 @@ func (r *runCheck) program(ctx context.Context, p string, args []string, version
 	case errors.Is(err, sandbox.ErrUnavailable):
 		return err
 	case errors.Is(context.Cause(ctx), errTooMuchOutput):
-		r.f.fail(fmt.Sprintf("%s printed more than %s and was stopped", label, formatBytes(outputLimit)))
+		r.f.failAt(p, fmt.Sprintf("%s printed more than %s and was stopped", label, formatBytes(outputLimit)))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		r.f.fail(fmt.Sprintf("%s timed out after %s", label, r.timeout))
+		r.f.failAt(p, fmt.Sprintf("%s timed out after %s", label, r.timeout))
 	case errors.As(err, &execErr):
-		r.f.fail(fmt.Sprintf("%s: %v", label, err))
+		r.f.failAt(p, fmt.Sprintf("%s: %v", label, err))
 	case errors.As(err, &exit):
-		r.f.fail(fmt.Sprintf("%s %s: %s", label, exitReason(exit, r.limits), first))
+		r.f.failAt(p, fmt.Sprintf("%s %s: %s", label, exitReason(exit), first))
 	case err != nil:
-		r.f.fail(fmt.Sprintf("%s: %v", label, err))
+		r.f.failAt(p, fmt.Sprintf("%s: %v", label, err))
 	default:
-		r.checkOutput(label, out.Bytes(), version)
+		r.checkOutput(p, label, out.Bytes(), version)
 	}
 	return nil
 }
 
 // exitReason says how a program that did not exit 0 ended.
-func exitReason(exit *exec.ExitError, lim sandbox.Limits) string {
+func exitReason(exit *exec.ExitError) string {
 	ws, ok := exit.Sys().(syscall.WaitStatus)
 	if !ok || !ws.Signaled() {
 		return fmt.Sprintf("exited with status %d", exit.ExitCode())
@@ -192,7 +192,7 @@ func exitReason(exit *exec.ExitError, lim sandbox.Limits) string {
 
 // checkOutput records a successful run, showing the OS/Arch line of a
 // --version output when there is one and the first line otherwise.
-func (r *runCheck) checkOutput(label string, out []byte, version bool) {
+func (r *runCheck) checkOutput(p, label string, out []byte, version bool) {
 	line := firstLine(out)
 	if version {
 		sc := bufio.NewScanner(bytes.NewReader(out))
@@ -203,7 +203,7 @@ func (r *runCheck) checkOutput(label string, out []byte, version bool) {
 			}
 			want := r.platform.OS + "/" + r.platform.Architecture
 			if got := strings.TrimSpace(v); got != want {
-				r.f.fail(fmt.Sprintf("%s says OS/Arch %s, want %s", label, got, want))
+				r.f.failAt(p, fmt.Sprintf("%s says OS/Arch %s, want %s", label, got, want))
 				return
 			}
 			line = "OS/Arch: " + want
