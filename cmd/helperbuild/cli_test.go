@@ -43,14 +43,9 @@ func baseEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// cacheRoot is the CLI tests' shared helperbuild cache, so a re-run hits it.
-var cacheRoot = func() string {
-	d, err := os.MkdirTemp("", "helperbuild-cli-cache-")
-	if err != nil {
-		panic(err)
-	}
-	return d
-}()
+// cacheRoot is the CLI tests' shared helperbuild cache, so a re-run hits
+// it. TestMain makes it (not a sandbox's init, which is this binary too).
+var cacheRoot string
 
 func TestMain(m *testing.M) {
 	// verify --run re-executes this binary as the sandbox's init.
@@ -58,6 +53,11 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	if err := sandboxtest.DenyIfAsked(os.Environ()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	var err error
+	if cacheRoot, err = os.MkdirTemp("", "helperbuild-cli-cache-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
