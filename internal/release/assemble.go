@@ -173,6 +173,12 @@ func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 	}
 	var img v1.Image
 	work := func() (err error) {
+		a.opts.hooks.onAssembling(ctx, u.platform, compiling)
+		if ctx.Err() != nil {
+			// The build failed (or was interrupted) while this unit waited
+			// for its slot: no work for nothing, and the cause as it is.
+			return context.Cause(ctx)
+		}
 		img, err = a.build(ctx, i, j, follow)
 		return err
 	}

@@ -53,6 +53,8 @@ type Options struct {
 	OnLayer func(ctx context.Context, image string, p v1.Platform, l v1.Layer) error
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
+
+	hooks *hooks // tests only
 }
 
 func (o *Options) check() error {

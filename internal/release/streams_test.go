@@ -25,7 +25,7 @@ type streamed struct {
 	order  []string             // "layer linux/amd64", "image linux/amd64", ...
 }
 
-func (s *streamed) hooks(opts *Options) {
+func (s *streamed) record(opts *Options) {
 	s.layers, s.errs = map[string][]v1.Hash{}, map[string][]error{}
 	opts.OnLayer = func(_ context.Context, _ string, p v1.Platform, l v1.Layer) error {
 		rc, err := l.Compressed()
@@ -60,7 +60,7 @@ func TestLastPlatformsStreamTheirLayers(t *testing.T) {
 	require.NoError(t, err)
 	opts := options(t)
 	s := streamed{t: t}
-	s.hooks(&opts)
+	s.record(&opts)
 	res, err := Build(context.Background(), plan, opts)
 	require.NoError(t, err)
 	require.NotEmpty(t, s.layers, "the last platform to compile streams its layer")
@@ -97,14 +97,46 @@ func indexOf(list []string, s string) int {
 
 // A platform that fails its checks ends its streams with the failure:
 // nothing it wrote reaches the end of an upload, and OnImage never runs.
+//
+// Both platforms fail. The first to be assembled once nothing compiles (it
+// streams) goes on; the other waits, whichever it is, until that failure
+// has cancelled the build, so neither the order in which the compiles end
+// nor how fast each check runs decides what streams.
 func TestFailedCheckEndsStreams(t *testing.T) {
 	plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/arm64")})
 	require.NoError(t, err)
 	plan.Images[0].Contract = "helper" // a lone binary on scratch is no helper image
 	opts := options(t)
 	s := streamed{t: t}
-	s.hooks(&opts)
+	s.record(&opts)
+	// Should a platform pass after all, nobody waits any more: the test
+	// fails on its assertions instead of hanging.
+	passed := make(chan struct{})
+	var pass sync.Once
+	onImage := opts.OnImage
+	opts.OnImage = func(ctx context.Context, image string, p v1.Platform, img v1.Image) error {
+		pass.Do(func() { close(passed) })
+		return onImage(ctx, image, p, img)
+	}
+	var mu sync.Mutex
+	leader, waited := false, 0
+	opts.hooks = &hooks{assembling: func(ctx context.Context, _ v1.Platform, background bool) {
+		mu.Lock()
+		lead := !background && !leader
+		leader = leader || lead
+		if !lead {
+			waited++
+		}
+		mu.Unlock()
+		if !lead {
+			select {
+			case <-ctx.Done():
+			case <-passed:
+			}
+		}
+	}}
 	_, err = Build(context.Background(), plan, opts)
+	assert.Equal(t, 1, waited, "one platform waited for the other's failure")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "image hello failed verification, nothing was published")
 	assert.Empty(t, s.layers, "no stream may end as a whole blob")
