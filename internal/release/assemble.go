@@ -152,10 +152,12 @@ func (a *assembler) rest(ctx context.Context) error {
 
 // assemble builds and checks unit (i, j), then hands it to OnImage. With
 // gated (beside the compiles) the building waits for a job slot no compile
-// needs, and runs at low priority while links run. Once nothing compiles,
-// the release waits for this unit: it runs at normal priority and its new
-// layers go to OnLayer while they are written (see streams). The hand-off
-// (push's upload, which mostly waits on the network) runs outside the slot.
+// needs; while links still run it compresses on one goroutine. Once
+// nothing compiles, the release waits for this unit: its layers are
+// compressed on every core and go to OnLayer while they are written (see
+// streams). Every thread stays at the process's priority (see
+// docs/bench-2026-12-01.md for why). The hand-off (push's upload, which
+// mostly waits on the network) runs outside the slot.
 func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 	u := a.units[i][j]
 	name := a.plan.Images[i].Name
@@ -171,22 +173,11 @@ func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 		}}
 		follow = st.follow
 	}
+	a.opts.hooks.onAssembling(ctx, u.platform, compiling)
 	var img v1.Image
-	work := func() (err error) {
-		a.opts.hooks.onAssembling(ctx, u.platform, compiling)
-		if ctx.Err() != nil {
-			// The build failed (or was interrupted) while this unit waited
-			// for its slot: no work for nothing, and the cause as it is.
-			return context.Cause(ctx)
-		}
+	err := context.Cause(ctx) // the build failed or was interrupted while this unit waited for its slot
+	if err == nil {
 		img, err = a.build(ctx, i, j, follow)
-		return err
-	}
-	var err error
-	if compiling {
-		err = lowPriority(work)
-	} else {
-		err = work()
 	}
 	if gated {
 		a.release()

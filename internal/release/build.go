@@ -106,9 +106,9 @@ func compileAndAssemble(ctx context.Context, plan *recipe.Plan, targets []crossb
 	}
 	// Assembly runs beside the compiles, not in their job slots, so a link
 	// never waits for another platform's gzip; but only in slots no compile
-	// needs and at a lower CPU priority, so it takes the time the links
-	// leave (five platforms in two slots: the first four are compressed
-	// while the fifth links alone). A failed assembly cancels the compiles.
+	// needs and on one goroutine, so it takes the time the links leave (five
+	// platforms in two slots: the first four are compressed while the fifth
+	// links alone). A failed assembly cancels the compiles.
 	bctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var asm errgroup.Group
@@ -136,6 +136,7 @@ func compileAndAssemble(ctx context.Context, plan *recipe.Plan, targets []crossb
 			if err := checkBinary(targets[i]); err != nil {
 				return err
 			}
+			opts.hooks.onCompiled(ctx, targets[i].Platform)
 			a.compiled(of[i])
 			return nil
 		},

@@ -7,11 +7,13 @@
 // (coverage, architecture and, when the recipe names one, the GitLab image
 // contract) before anything is published. Each platform's image is
 // assembled and verified as soon as its binaries exist, while other
-// platforms still compile (in job slots no compile needs, on a thread under
-// SCHED_IDLE); the index-level checks run at the end. Options.OnImage gets
-// each platform's image only after its checks passed; Options.OnLayer gets
-// the new layers of the platforms assembled once nothing compiles while
-// they are written, as streams that end only if the platform passes.
+// platforms still compile (in job slots no compile needs, on one
+// goroutine; no thread ever runs at a lowered priority, which would stall
+// the whole process under load); the index-level checks run at the end.
+// Options.OnImage gets each platform's image only after its checks passed;
+// Options.OnLayer gets the new layers of the platforms assembled once
+// nothing compiles while they are written, as streams that end only if the
+// platform passes.
 //
 // Stage packages do not import each other: this package imports them and
 // passes values between them (the import rules are written, and checked, in
