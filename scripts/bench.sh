@@ -1,10 +1,12 @@
 #!/bin/sh
 # bench.sh: measure helperbuild against the bare go builds it runs (the floor)
-# and against ko, on this machine, and print one table of medians and ratios
-# (issue 7). `make bench` runs it.
+# and against ko, on this machine, idle and again beside one busy loop per
+# CPU, and print one table of medians and ratios (issues 7 and 17).
+# `make bench` runs it.
 #
 #   scripts/bench.sh                 5 measured runs per step after 1 warm-up
 #   QUICK=1 scripts/bench.sh         3 runs (development)
+#   scripts/bench.sh -busy 0         idle only (about half the time)
 #   scripts/bench.sh -workloads example -memory=false -ko none   (any hbbench flag)
 #
 # It needs docker-registry (scripts/install-test-deps.sh installs it) and the
@@ -13,7 +15,8 @@
 # command it starts are stopped by PID when it ends or is interrupted.
 # The program is bench/cmd/hbbench (its own module); the workloads are
 # examples/gitlab-runner and bench/bigmain. The first run compiles the big
-# workload for five architectures (minutes); later runs take about 15 min.
+# workload for five architectures (minutes); later runs take about 15 min,
+# of which the busy rounds take about half.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)

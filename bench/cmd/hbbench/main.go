@@ -32,6 +32,7 @@ type config struct {
 	workloads    []string // example, bigmain
 	koVersion    string   // "" or "none": no ko
 	memory       bool     // run the 60 MB / 120 MB memory comparison
+	busy         int      // busy loops beside every timed command of the busy rounds; 0: idle only
 	hugeMB       int      // size of the blob embedded in bigmain/huge
 	out          string   // also write the markdown report here
 	keep         bool     // keep the work directory
@@ -51,6 +52,7 @@ func main() {
 	flag.StringVar(&workloads, "workloads", "example,bigmain", "workloads: example (examples/gitlab-runner helper), bigmain (bench/bigmain)")
 	flag.StringVar(&cfg.koVersion, "ko", "v0.19.1", `ko version to install from the Go module proxy into a temporary GOBIN; "none" skips ko`)
 	flag.BoolVar(&cfg.memory, "memory", true, "run the peak-memory comparison (bigmain vs bigmain/huge)")
+	flag.IntVar(&cfg.busy, "busy", runtime.NumCPU(), "in each round, run every release step again beside this many busy loops (one per CPU by default); 0: idle only")
 	flag.IntVar(&cfg.hugeMB, "huge-mib", 70, "MiB of incompressible bytes embedded in bigmain/huge (48 MB + 70 MiB = about 120 MB)")
 	flag.StringVar(&cfg.out, "out", "", "also write the report (markdown) to this file")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work directory (logs, layouts)")
@@ -60,8 +62,8 @@ func main() {
 	cfg.platforms = splitList(platforms)
 	cfg.memPlatforms = splitList(memPlatforms)
 	cfg.workloads = splitList(workloads)
-	if cfg.runs < 1 || cfg.runs > 50 || cfg.warmups < 0 || cfg.warmups > 5 || cfg.jobs < 1 {
-		fmt.Fprintln(os.Stderr, "hbbench: want 1 <= -runs <= 50, 0 <= -warmups <= 5, -jobs >= 1")
+	if cfg.runs < 1 || cfg.runs > 50 || cfg.warmups < 0 || cfg.warmups > 5 || cfg.jobs < 1 || cfg.busy < 0 || cfg.busy > 64 {
+		fmt.Fprintln(os.Stderr, "hbbench: want 1 <= -runs <= 50, 0 <= -warmups <= 5, -jobs >= 1, 0 <= -busy <= 64")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)

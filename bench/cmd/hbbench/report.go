@@ -14,16 +14,25 @@ import (
 
 // row is one line of the report.
 type row struct {
-	Workload string
-	Step     string
-	Samples  []sample
-	Note     string // instead of numbers, e.g. why it was not measured
-	RSS      bool   // show peak RSS
-	Bytes    bool   // show uploaded layer bytes
-	Compare  string // ratio or difference
-	Target   string
-	OK       string // "yes", "NO" or ""
-	Phases   bool   // list helperbuild's phases under the table
+	Workload    string
+	Step        string
+	Samples     []sample
+	Busy        []sample // the same step beside busy loops (-busy)
+	Note        string   // instead of numbers, e.g. why it was not measured
+	RSS         bool     // show peak RSS (of the idle runs)
+	Bytes       bool     // show uploaded layer bytes (of the idle runs)
+	Compare     string   // ratio or difference
+	BusyCompare string   // the same for the busy runs
+	Target      string
+	OK          string // "yes", "NO" or "", then "; busy yes" or "; busy NO"
+	Phases      bool   // list helperbuild's phases under the table
+}
+
+// summaryRow is one workload's push ratios, idle and busy (0: not measured).
+type summaryRow struct {
+	Workload             string
+	FloorIdle, FloorBusy float64
+	KoIdle, KoBusy       float64
 }
 
 func (b *bench) add(r row) *row {
@@ -173,7 +182,26 @@ func fmtBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// report is the markdown report: facts, then the one table.
+// timesCell is a median and the range of samples.
+func timesCell(s []sample) (med, rng string) {
+	if len(s) == 0 {
+		return "", ""
+	}
+	lo, hi := s[0].Wall, s[0].Wall
+	for _, x := range s {
+		lo, hi = min(lo, x.Wall), max(hi, x.Wall)
+	}
+	return fmtDur(median(s)), fmt.Sprintf("%.2f – %.2f", lo.Seconds(), hi.Seconds())
+}
+
+func fmtRatio(r float64) string {
+	if r == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2f×", r)
+}
+
+// report is the markdown report: facts, the table, the idle/busy summary.
 func (b *bench) report() string {
 	var sb strings.Builder
 	cfg := b.cfg
@@ -186,19 +214,22 @@ func (b *bench) report() string {
 		strings.Join(cfg.platforms, ","), cfg.jobs, cfg.runs, cfg.warmups)
 	fmt.Fprintf(&sb, "- times: wall clock, median of the rounds; \"compared\": median over rounds of the per-round ratio (or difference)\n")
 	fmt.Fprintf(&sb, "- registry: docker-registry on 127.0.0.1 behind a counting proxy; \"uploaded\" = request bytes of blob uploads (median per run)\n")
-	fmt.Fprintf(&sb, "- peak RSS = VmHWM of the measured process alone (not its go build children), sampled every 5 ms; median of runs\n\n")
-	sb.WriteString("| workload | step | median | min – max | compared | target | met | uploaded | peak RSS |\n")
-	sb.WriteString("|---|---|---:|---:|---|---|---|---:|---:|\n")
+	fmt.Fprintf(&sb, "- peak RSS = VmHWM of the measured process alone (not its go build children), sampled every 5 ms; median of runs\n")
+	busy := cfg.busy > 0
+	if busy {
+		fmt.Fprintf(&sb, "- busy: in each round every step runs a second time with %d `sh -c '%s'` (one per CPU) started right before the timed command and stopped right after it, in hbbench's session (so in the command's autogroup); uploaded bytes and peak RSS are from the idle runs\n", cfg.busy, busyLoop)
+	}
+	sb.WriteString("\n")
+	if busy {
+		sb.WriteString("| workload | step | median | min – max | compared | busy: median (min – max) | busy: compared | target | met | uploaded | peak RSS |\n")
+		sb.WriteString("|---|---|---:|---:|---|---:|---|---|---|---:|---:|\n")
+	} else {
+		sb.WriteString("| workload | step | median | min – max | compared | target | met | uploaded | peak RSS |\n")
+		sb.WriteString("|---|---|---:|---:|---|---|---|---:|---:|\n")
+	}
 	for _, r := range b.rows {
-		med, rng, up, rss := "", "", "", ""
-		if len(r.Samples) > 0 {
-			lo, hi := r.Samples[0].Wall, r.Samples[0].Wall
-			for _, s := range r.Samples {
-				lo, hi = min(lo, s.Wall), max(hi, s.Wall)
-			}
-			med = fmtDur(median(r.Samples))
-			rng = fmt.Sprintf("%.2f – %.2f", lo.Seconds(), hi.Seconds())
-		}
+		med, rng := timesCell(r.Samples)
+		up, rss := "", ""
 		if r.Bytes {
 			v := make([]int64, len(r.Samples))
 			var blobs []int64
@@ -215,16 +246,36 @@ func (b *bench) report() string {
 		if r.Note != "" {
 			step += ": " + r.Note
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Workload, step, med, rng, r.Compare, r.Target, r.OK, up, rss)
+		if busy {
+			bmed, brng := timesCell(r.Busy)
+			if bmed != "" {
+				bmed += " (" + brng + ")"
+			}
+			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Workload, step, med, rng, r.Compare, bmed, r.BusyCompare, r.Target, r.OK, up, rss)
+		} else {
+			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Workload, step, med, rng, r.Compare, r.Target, r.OK, up, rss)
+		}
 	}
 	for _, r := range b.rows {
-		if r.Phases {
-			if p := phases(r.Samples); p != "" {
-				fmt.Fprintf(&sb, "\n- %s, %s — phases from helperbuild's log (median): %s", r.Workload, r.Step, p)
-			}
+		if !r.Phases {
+			continue
+		}
+		if p := phases(r.Samples); p != "" {
+			fmt.Fprintf(&sb, "\n- %s, %s — phases from helperbuild's log (median): %s", r.Workload, r.Step, p)
+		}
+		if p := phases(r.Busy); p != "" {
+			fmt.Fprintf(&sb, "\n- %s, %s, busy — phases (median): %s", r.Workload, r.Step, p)
 		}
 	}
 	sb.WriteString("\n")
+	if busy && len(b.summary) > 0 {
+		fmt.Fprintf(&sb, "\n### helperbuild push, idle and beside %d busy loops\n\n", cfg.busy)
+		fmt.Fprintf(&sb, "Median over rounds of the per-round ratio. Targets: push ÷ floor ≤ %.2f× idle, ≤ %.2f× busy; push ÷ ko ≤ %.2f× idle, < 1× busy.\n\n", idlePushFloor, busyPushFloor, idlePushKo)
+		sb.WriteString("| workload | push ÷ floor, idle | push ÷ floor, busy | push ÷ ko, idle | push ÷ ko, busy |\n|---|---:|---:|---:|---:|\n")
+		for _, s := range b.summary {
+			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s |\n", s.Workload, fmtRatio(s.FloorIdle), fmtRatio(s.FloorBusy), fmtRatio(s.KoIdle), fmtRatio(s.KoBusy))
+		}
+	}
 	return sb.String()
 }
 

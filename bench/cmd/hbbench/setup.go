@@ -35,7 +35,8 @@ type bench struct {
 		goVersion, hbVersion, koVersion, load, loadEnd string
 		cpus                                           int
 	}
-	rows []row
+	rows    []row
+	summary []summaryRow
 }
 
 func (b *bench) progress(format string, args ...any) {

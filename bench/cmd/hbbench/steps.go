@@ -12,9 +12,10 @@ const epoch = "1700000000" // SOURCE_DATE_EPOCH for helperbuild and ko
 
 // step is one thing to time; run is called once per round.
 type step struct {
-	name    string
-	run     func(warm bool) (sample, error)
-	samples []sample
+	name     string
+	run      func(warm bool) (sample, error)
+	skipWarm bool // not run in warm-up rounds
+	samples  []sample
 }
 
 // rounds runs every step once per round, in order: first cfg.warmups
@@ -32,6 +33,9 @@ func (b *bench) rounds(ctx context.Context, what string, steps []*step) error {
 		for _, s := range steps {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if warm && s.skipWarm {
+				continue
 			}
 			x, err := s.run(warm)
 			if err != nil {
@@ -92,51 +96,41 @@ func (b *bench) hbEnv() []string {
 	return append(os.Environ(), "SOURCE_DATE_EPOCH="+epoch)
 }
 
-// releaseSteps measures, in interleaved rounds, the floor (full and no-op),
-// helperbuild build, push and no-op push, and ko for one workload, and adds
-// the rows.
-func (b *bench) releaseSteps(ctx context.Context, w *workload) error {
-	cfg := b.cfg
-	floorDir := filepath.Join(b.work, "floor-"+w.Key)
-	x := func(id string) string { return "-X " + w.XVar + "=bench-" + id }
+// modeSteps are one workload's steps in one mode: with loops busy loops
+// beside every timed command, or none (idle). A step is nil when its tool
+// is missing.
+type modeSteps struct {
+	loops                       int
+	floorFull, floorNoop        *step
+	hbBuild, hbPush, hbNoop, ko *step
+}
 
-	// The floor: what helperbuild runs, run directly; a new -X each round
-	// relinks, the same -X again is go's no-op.
-	var floorX string
-	floorFull := &step{name: "floor go build, link reruns", run: func(warm bool) (sample, error) {
-		floorX = x(b.runID())
-		return floorBuild(ctx, cfg, w, floorDir, floorX, b.log, warm)
-	}}
-	floorNoop := &step{name: "floor go build, nothing changed", run: func(warm bool) (sample, error) {
-		return floorBuild(ctx, cfg, w, floorDir, floorX, b.log, warm)
-	}}
-	steps := []*step{floorFull, floorNoop}
-
-	var hbBuild, hbPush, hbNoop *step
-	if b.hbErr == nil {
-		layout := filepath.Join(b.work, "oci-"+w.Key)
-		hbBuild = &step{name: "helperbuild build", run: func(warm bool) (sample, error) {
-			if err := os.RemoveAll(layout); err != nil {
-				return sample{}, err
-			}
-			return b.timed(ctx, proc{Dir: w.Dir, Env: b.hbEnv(),
-				Args: b.hbArgs("build", w, cfg.platforms, x(b.runID()), "--output", "oci:"+layout, "--tag", "bench")}, warm)
-		}}
-		tag := b.host + "/hb/" + w.Key + ":bench"
-		var pushArgs []string
-		hbPush = &step{name: "helperbuild push", run: func(warm bool) (sample, error) {
-			pushArgs = b.hbArgs("push", w, cfg.platforms, x(b.runID()), "--tag", tag, "--insecure-registry", b.host)
-			return b.timed(ctx, proc{Dir: w.Dir, Env: b.hbEnv(), Args: pushArgs}, warm)
-		}}
-		hbNoop = &step{name: "helperbuild push, nothing changed", run: func(warm bool) (sample, error) {
-			return b.timed(ctx, proc{Dir: w.Dir, Env: b.hbEnv(), Args: pushArgs}, warm)
-		}}
-		steps = append(steps, hbBuild, hbPush, hbNoop)
+func (m *modeSteps) list() []*step {
+	var out []*step
+	for _, s := range []*step{m.floorFull, m.floorNoop, m.hbBuild, m.hbPush, m.hbNoop, m.ko} {
+		if s != nil {
+			out = append(out, s)
+		}
 	}
+	return out
+}
 
-	var ko *step
+// samples of s; nil when s was not measured.
+func samples(s *step) []sample {
+	if s == nil {
+		return nil
+	}
+	return s.samples
+}
+
+// releaseSteps measures, in interleaved rounds, the floor (full and no-op),
+// helperbuild build, push and no-op push, and ko for one workload, idle
+// and (with -busy) again in the same round with busy loops beside every
+// timed command, and adds the rows.
+func (b *bench) releaseSteps(ctx context.Context, w *workload) error {
+	floorDir := filepath.Join(b.work, "floor-"+w.Key)
+	koDir := filepath.Join(b.work, "ko-"+w.Key)
 	if b.koErr == nil {
-		koDir := filepath.Join(b.work, "ko-"+w.Key)
 		if err := os.MkdirAll(koDir, 0o755); err != nil {
 			return err
 		}
@@ -145,53 +139,82 @@ func (b *bench) releaseSteps(ctx context.Context, w *workload) error {
 		if err := os.WriteFile(filepath.Join(koDir, ".ko.yaml"), []byte(koYAML), 0o644); err != nil {
 			return err
 		}
-		ko = &step{name: "ko build", run: func(warm bool) (sample, error) {
+	}
+	idle := b.modeSteps(ctx, w, floorDir, koDir, 0)
+	steps := idle.list()
+	var busy *modeSteps
+	if b.cfg.busy > 0 {
+		busy = b.modeSteps(ctx, w, floorDir, koDir, b.cfg.busy)
+		steps = append(steps, busy.list()...)
+	}
+	if err := b.rounds(ctx, w.Key, steps); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(filepath.Join(floorDir, binName(w, "linux/amd64"))); err == nil {
+		w.Size = fi.Size()
+	}
+	b.releaseRows(w, idle, busy)
+	return nil
+}
+
+// modeSteps defines one workload's steps in one mode (see modeSteps).
+func (b *bench) modeSteps(ctx context.Context, w *workload, floorDir, koDir string, loops int) *modeSteps {
+	cfg := b.cfg
+	m := &modeSteps{loops: loops}
+	x := func(id string) string { return "-X " + w.XVar + "=bench-" + id }
+	named := func(name string) string {
+		if loops > 0 {
+			return fmt.Sprintf("%s, %d busy loops", name, loops)
+		}
+		return name
+	}
+	// Busy rounds skip the warm-up: the idle ones fill the same caches.
+	def := func(name string, run func(warm bool) (sample, error)) *step {
+		return &step{name: named(name), skipWarm: loops > 0, run: func(warm bool) (sample, error) {
+			return beside(loops, func() (sample, error) { return run(warm) })
+		}}
+	}
+
+	// The floor: what helperbuild runs, run directly; a new -X each round
+	// relinks, the same -X again is go's no-op.
+	var floorX string
+	m.floorFull = def("floor go build, link reruns", func(warm bool) (sample, error) {
+		floorX = x(b.runID())
+		return floorBuild(ctx, cfg, w, floorDir, floorX, b.log, warm)
+	})
+	m.floorNoop = def("floor go build, nothing changed", func(warm bool) (sample, error) {
+		return floorBuild(ctx, cfg, w, floorDir, floorX, b.log, warm)
+	})
+
+	if b.hbErr == nil {
+		layout := filepath.Join(b.work, "oci-"+w.Key)
+		m.hbBuild = def("helperbuild build", func(warm bool) (sample, error) {
+			if err := os.RemoveAll(layout); err != nil {
+				return sample{}, err
+			}
+			return b.timed(ctx, proc{Dir: w.Dir, Env: b.hbEnv(),
+				Args: b.hbArgs("build", w, cfg.platforms, x(b.runID()), "--output", "oci:"+layout, "--tag", "bench")}, warm)
+		})
+		tag := b.host + "/hb/" + w.Key + ":bench"
+		var pushArgs []string
+		m.hbPush = def("helperbuild push", func(warm bool) (sample, error) {
+			pushArgs = b.hbArgs("push", w, cfg.platforms, x(b.runID()), "--tag", tag, "--insecure-registry", b.host)
+			return b.timed(ctx, proc{Dir: w.Dir, Env: b.hbEnv(), Args: pushArgs}, warm)
+		})
+		m.hbNoop = def("helperbuild push, nothing changed", func(warm bool) (sample, error) {
+			return b.timed(ctx, proc{Dir: w.Dir, Env: b.hbEnv(), Args: pushArgs}, warm)
+		})
+	}
+
+	if b.koErr == nil {
+		m.ko = def("ko build", func(warm bool) (sample, error) {
 			env := append(b.hbEnv(), "KO_DOCKER_REPO="+b.host+"/ko/"+w.Key, "KO_DEFAULTBASEIMAGE="+b.base,
 				"KO_CONFIG_PATH="+koDir, "BENCH_RUN="+b.runID())
 			return b.timed(ctx, proc{Dir: w.Dir, Env: env, Args: []string{b.ko, "build", "--bare",
 				"--platform=" + strings.Join(cfg.platforms, ","), "--sbom=none", fmt.Sprintf("--jobs=%d", cfg.jobs), w.Pkg}}, warm)
-		}}
-		steps = append(steps, ko)
+		})
 	}
-
-	if err := b.rounds(ctx, w.Key, steps); err != nil {
-		return err
-	}
-
-	if fi, err := os.Stat(filepath.Join(floorDir, binName(w, "linux/amd64"))); err == nil {
-		w.Size = fi.Size()
-	}
-	title := w.Title
-	if w.Size > 0 {
-		title = fmt.Sprintf("%s (%s amd64 binary)", w.Title, fmtMB(w.Size))
-	}
-	n := len(cfg.platforms)
-	full := floorFull.samples
-	b.add(row{Workload: title, Step: fmt.Sprintf("floor: go build ×%d, -X changes (link reruns)", n), Samples: full})
-	b.add(row{Workload: title, Step: fmt.Sprintf("floor: go build ×%d, nothing changed", n), Samples: floorNoop.samples})
-	if hbBuild == nil {
-		b.add(row{Workload: title, Step: "helperbuild build / push", Note: "not measured: " + b.hbErr.Error()})
-	} else {
-		b.add(row{Workload: title, Step: "helperbuild build → oci:DIR", Samples: hbBuild.samples, RSS: true, Phases: true,
-			Compare: ratio(hbBuild.samples, full, "floor")})
-		b.add(row{Workload: title, Step: "helperbuild push → registry", Samples: hbPush.samples, RSS: true, Bytes: true, Phases: true,
-			Compare: ratio(hbPush.samples, full, "floor"), Target: "≤ 1.10× floor", OK: okRatio(hbPush.samples, full, 1.10)})
-		d := pairedDiff(hbNoop.samples, floorNoop.samples)
-		b.add(row{Workload: title, Step: "helperbuild push again, nothing changed", Samples: hbNoop.samples, RSS: true, Bytes: true, Phases: true,
-			Compare: fmt.Sprintf("%+.2f s vs floor no-op", d.Seconds()), Target: "≤ +1 s, 0 B uploaded",
-			OK: verdict(d.Seconds() <= 1 && maxUp(hbNoop.samples) == 0)})
-	}
-	if ko == nil {
-		b.add(row{Workload: title, Step: "ko build --bare", Note: "not measured: " + b.koErr.Error()})
-		return nil
-	}
-	b.add(row{Workload: title, Step: "ko build --bare → registry", Samples: ko.samples, RSS: true, Bytes: true,
-		Compare: ratio(ko.samples, full, "floor")})
-	if hbPush != nil {
-		b.add(row{Workload: title, Step: "helperbuild push ÷ ko", Compare: ratio(hbPush.samples, ko.samples, "ko"),
-			Target: "≤ 0.75× ko", OK: okRatio(hbPush.samples, ko.samples, 0.75)})
-	}
-	return nil
+	return m
 }
 
 // memorySteps measures helperbuild's peak memory building bigmain (~48 MB)

@@ -1,0 +1,117 @@
+package main
+
+import "fmt"
+
+// Targets (issues 7 and 17): idle, push within 10 % of the floor and in at
+// most three quarters of ko's time; beside busy loops, within 30 % of the
+// floor and faster than ko.
+const (
+	idlePushFloor, busyPushFloor = 1.10, 1.30
+	idlePushKo, busyPushKo       = 0.75, 1.00
+)
+
+// of picks one step of a mode.
+type of func(*modeSteps) *step
+
+var (
+	floorFullOf of = func(m *modeSteps) *step { return m.floorFull }
+	floorNoopOf of = func(m *modeSteps) *step { return m.floorNoop }
+	hbBuildOf   of = func(m *modeSteps) *step { return m.hbBuild }
+	hbPushOf    of = func(m *modeSteps) *step { return m.hbPush }
+	hbNoopOf    of = func(m *modeSteps) *step { return m.hbNoop }
+	koOf        of = func(m *modeSteps) *step { return m.ko }
+)
+
+// get is the samples of m's step f; nil when m (the busy mode) or the step
+// was not measured.
+func (m *modeSteps) get(f of) []sample {
+	if m == nil {
+		return nil
+	}
+	return samples(f(m))
+}
+
+// releaseRows adds one workload's rows: idle samples and, when busy is not
+// nil, the busy ones beside them. Targets are judged in every mode
+// measured.
+func (b *bench) releaseRows(w *workload, idle, busy *modeSteps) {
+	title := w.Title
+	if w.Size > 0 {
+		title = fmt.Sprintf("%s (%s amd64 binary)", w.Title, fmtMB(w.Size))
+	}
+	times := func(step string, f of) *row {
+		return b.add(row{Workload: title, Step: step, Samples: idle.get(f), Busy: busy.get(f)})
+	}
+	n := len(b.cfg.platforms)
+	times(fmt.Sprintf("floor: go build ×%d, -X changes (link reruns)", n), floorFullOf)
+	times(fmt.Sprintf("floor: go build ×%d, nothing changed", n), floorNoopOf)
+	if idle.hbBuild == nil {
+		b.add(row{Workload: title, Step: "helperbuild build / push", Note: "not measured: " + b.hbErr.Error()})
+	} else {
+		r := times("helperbuild build → oci:DIR", hbBuildOf)
+		r.RSS, r.Phases = true, true
+		r.ratios(idle, busy, hbBuildOf, floorFullOf, "floor")
+		r = times("helperbuild push → registry", hbPushOf)
+		r.RSS, r.Bytes, r.Phases = true, true, true
+		r.ratios(idle, busy, hbPushOf, floorFullOf, "floor")
+		r.judge(idle, busy, hbPushOf, floorFullOf, idlePushFloor, busyPushFloor, "floor")
+		b.noopRow(title, idle, busy)
+	}
+	if idle.ko == nil {
+		b.add(row{Workload: title, Step: "ko build --bare", Note: "not measured: " + b.koErr.Error()})
+		return
+	}
+	r := times("ko build --bare → registry", koOf)
+	r.RSS, r.Bytes = true, true
+	r.ratios(idle, busy, koOf, floorFullOf, "floor")
+	if idle.hbPush != nil {
+		r := b.add(row{Workload: title, Step: "helperbuild push ÷ ko"})
+		r.ratios(idle, busy, hbPushOf, koOf, "ko")
+		r.judge(idle, busy, hbPushOf, koOf, idlePushKo, busyPushKo, "ko")
+		b.summary = append(b.summary, summaryRow{Workload: title,
+			FloorIdle: pairedRatio(idle.get(hbPushOf), idle.get(floorFullOf)), FloorBusy: pairedRatio(busy.get(hbPushOf), busy.get(floorFullOf)),
+			KoIdle: pairedRatio(idle.get(hbPushOf), idle.get(koOf)), KoBusy: pairedRatio(busy.get(hbPushOf), busy.get(koOf))})
+	}
+}
+
+// ratios sets r's comparison of step s to step base, per mode.
+func (r *row) ratios(idle, busy *modeSteps, s, base of, name string) {
+	r.Compare = ratio(idle.get(s), idle.get(base), name)
+	if busy != nil {
+		r.BusyCompare = ratio(busy.get(s), busy.get(base), name)
+	}
+}
+
+// judge sets r's target, s ÷ base at most idleLimit idle and busyLimit
+// busy (below it when it is 1), and whether each was met.
+func (r *row) judge(idle, busy *modeSteps, s, base of, idleLimit, busyLimit float64, name string) {
+	r.Target = fmt.Sprintf("≤ %.2f× %s", idleLimit, name)
+	r.OK = okRatio(idle.get(s), idle.get(base), idleLimit)
+	if busy == nil {
+		return
+	}
+	got := pairedRatio(busy.get(s), busy.get(base))
+	if busyLimit == 1 {
+		r.Target += fmt.Sprintf("; busy < 1× %s", name)
+		r.OK += "; busy " + verdict(got > 0 && got < 1)
+		return
+	}
+	r.Target += fmt.Sprintf("; busy ≤ %.2f×", busyLimit)
+	r.OK += "; busy " + verdict(got > 0 && got <= busyLimit)
+}
+
+// noopRow is the unchanged re-run against go's own no-op, per mode.
+func (b *bench) noopRow(title string, idle, busy *modeSteps) {
+	judge := func(m *modeSteps) (string, string) {
+		d := pairedDiff(m.hbNoop.samples, m.floorNoop.samples)
+		return fmt.Sprintf("%+.2f s vs floor no-op", d.Seconds()), verdict(d.Seconds() <= 1 && maxUp(m.hbNoop.samples) == 0)
+	}
+	r := b.add(row{Workload: title, Step: "helperbuild push again, nothing changed", Samples: idle.get(hbNoopOf), Busy: busy.get(hbNoopOf),
+		RSS: true, Bytes: true, Phases: true, Target: "≤ +1 s, 0 B uploaded"})
+	r.Compare, r.OK = judge(idle)
+	if busy != nil {
+		var ok string
+		r.BusyCompare, ok = judge(busy)
+		r.OK += "; busy " + ok
+	}
+}
