@@ -30,10 +30,9 @@ type assembler struct {
 	// schedule runs assemble(i, j, true) beside the compiles.
 	schedule func(i, j int)
 
+	slots *slots // when layer work may run beside the compiles, on how many goroutines
+
 	mu      sync.Mutex
-	slots   *sync.Cond         // signalled when a compile or an assembly ends
-	running int                // assemblies holding a slot
-	left    int                // binaries not yet compiled; 0 once compiling ended
 	pending []int              // [plan platform] binaries not yet compiled
 	images  [][]v1.Image       // [image][platform], nil until assembled
 	checks  [][][]verify.Check // [image][platform], set with images
@@ -43,9 +42,8 @@ type assembler struct {
 // in plan.Platforms.
 func newAssembler(plan *recipe.Plan, units [][]unit, b *bases, binDir string, cache *layer.Cache, opts Options, targetPlatforms []int) *assembler {
 	a := &assembler{plan: plan, units: units, bases: b, binDir: binDir, cache: cache, opts: opts,
-		left: len(targetPlatforms), pending: make([]int, len(plan.Platforms)),
+		slots: newSlots(opts.Jobs, len(targetPlatforms)), pending: make([]int, len(plan.Platforms)),
 		images: make([][]v1.Image, len(units)), checks: make([][][]verify.Check, len(units))}
-	a.slots = sync.NewCond(&a.mu)
 	for i := range units {
 		a.images[i] = make([]v1.Image, len(units[i]))
 		a.checks[i] = make([][]verify.Check, len(units[i]))
@@ -59,9 +57,8 @@ func newAssembler(plan *recipe.Plan, units [][]unit, b *bases, binDir string, ca
 // compiled records one binary for plan platform k; the last one schedules
 // its units.
 func (a *assembler) compiled(k int) {
+	a.slots.compiled()
 	a.mu.Lock()
-	a.left--
-	a.slots.Broadcast()
 	a.pending[k]--
 	last := a.pending[k] == 0
 	a.mu.Unlock()
@@ -76,61 +73,6 @@ func (a *assembler) compiled(k int) {
 			}
 		}
 	}
-}
-
-// assemblySlots is how many of jobs slots assembly may use while left
-// binaries are still to compile: the compiles hold min(left, jobs) of them,
-// so layers are compressed while the last links run alone rather than
-// slowing the links of a full wave.
-func assemblySlots(jobs, left int) int {
-	return jobs - min(left, jobs)
-}
-
-// acquire waits for a job slot no compile needs (see assemblySlots) and
-// says whether compiles still run.
-func (a *assembler) acquire() (compiling bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for a.running >= assemblySlots(a.opts.Jobs, a.left) {
-		a.slots.Wait()
-	}
-	a.running++
-	return a.left > 0
-}
-
-func (a *assembler) release() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.running--
-	a.slots.Broadcast()
-}
-
-// compilesEnded frees every slot for assembly, however compiling ended.
-func (a *assembler) compilesEnded() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.left = 0
-	a.slots.Broadcast()
-}
-
-// maxLayerThreads caps the goroutines compressing one layer: one goroutine
-// writing the tar and hashing (about 1 GB/s) keeps about eight level-1
-// compressors (115 MB/s each) busy, and each adds 2 MiB of blocks in flight.
-const maxLayerThreads = 8
-
-// threads is how many goroutines may compress a layer now: one while
-// anything still compiles (the links need the cores); once nothing does,
-// one per job slot up to maxLayerThreads, so the last platforms' layers,
-// which the whole release waits for, use all the cores. Memory then grows
-// with the jobs (up to 18 MiB per layer being written), never with the
-// size of a binary.
-func (a *assembler) threads() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.left > 0 {
-		return 1
-	}
-	return min(a.opts.Jobs, maxLayerThreads)
 }
 
 // rest assembles every unit not assembled yet.
@@ -163,7 +105,7 @@ func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 	name := a.plan.Images[i].Name
 	compiling := false
 	if gated {
-		compiling = a.acquire()
+		compiling = a.slots.acquire()
 	}
 	var st *streams
 	var follow func(*layer.Stream)
@@ -180,7 +122,7 @@ func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 		img, err = a.build(ctx, i, j, follow)
 	}
 	if gated {
-		a.release()
+		a.slots.release()
 	}
 	if st != nil {
 		err = st.end(err)
@@ -208,7 +150,7 @@ func (a *assembler) unitErr(i, j int, err error) error {
 // layer written anew.
 func (a *assembler) build(ctx context.Context, i, j int, follow func(*layer.Stream)) (v1.Image, error) {
 	u := a.units[i][j]
-	lopts := layer.Options{Threads: a.threads(), Follow: follow}
+	lopts := layer.Options{Threads: a.slots.threads(), Follow: follow}
 	img, err := assembleUnit(ctx, a.plan, u, a.bases, &a.flat, a.binDir, a.cache, a.opts, lopts)
 	if err != nil {
 		return nil, a.unitErr(i, j, err)

@@ -141,7 +141,7 @@ func compileAndAssemble(ctx context.Context, plan *recipe.Plan, targets []crossb
 			return nil
 		},
 	})
-	a.compilesEnded()
+	a.slots.compilesEnded()
 	if asmErr := asm.Wait(); asmErr != nil {
 		return asmErr // the root cause when it cancelled the compiles
 	}
