@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,8 +38,19 @@ func relProxy(t *testing.T, o faultproxy.Options) *faultproxy.Proxy {
 }
 
 // TestPushThroughTransientFaults: a push through a proxy that resets, cuts
-// short, stalls and fails requests succeeds with the digest of a fault-free
-// push, logs its retries and sums them up.
+// short and fails requests succeeds with the digest of a fault-free push,
+// logs each of its retries once and sums them up.
+//
+// Two proxies are chained. The outer one injects seeded faults anywhere;
+// whether one of those reaches the retrying transport depends on the run
+// (the keys hold digests of a random base, concurrent uploads race for the
+// "PATCH .../blobs/uploads/*" decisions, net/http itself silently resends a
+// GET or HEAD whose reused connection closed before answering, and a cut
+// HEAD response carries no body to cut). The inner one fails the first
+// manifest PUT of every key and the first blob upload PATCH with a 5xx in
+// every run: those must be retried by the transport and by the upload
+// restart. No fault stalls: the per-attempt timeout is pinned by the retry
+// package's tests with stall timers fired by hand, not by a clock here.
 func TestPushThroughTransientFaults(t *testing.T) {
 	dir := relModule(t)
 	t.Chdir(dir)
@@ -54,23 +67,46 @@ func TestPushThroughTransientFaults(t *testing.T) {
 	want := relDigest(t, res.stdout)
 
 	faulty := relRegistry(t, "", "")
-	p := relProxy(t, faultproxy.Options{Target: "http://" + faulty, Seed: 7, Rate: 0.3,
-		Faults: []faultproxy.Fault{faultproxy.Status5xx, faultproxy.ResetMidBody, faultproxy.Truncate, faultproxy.Slow}})
-	res = push(p.Addr()+"/g/app:v1", "--retries", "5", "--timeout", "500ms")
+	sure := relProxy(t, faultproxy.Options{Target: "http://" + faulty, Rate: 1, MaxPerKey: 1,
+		Faults: []faultproxy.Fault{faultproxy.Status5xx}, Match: func(r *http.Request) bool {
+			return relManifestPut(r) || (r.Method == http.MethodPatch && strings.Contains(r.URL.Path, "/blobs/uploads/"))
+		}})
+	noise := relProxy(t, faultproxy.Options{Target: sure.URL(), Seed: 7, Rate: 0.3,
+		Faults: []faultproxy.Fault{faultproxy.Status5xx, faultproxy.ResetMidBody, faultproxy.Truncate}})
+	res = push(noise.Addr()+"/g/app:v1", "--retries", "5")
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.Equal(t, want, relDigest(t, res.stdout), "same digest as the fault-free push")
 
-	st := p.Stats()
-	require.NotEmpty(t, st.Injected, "the proxy injected faults")
-	t.Logf("%d requests, faults %v", st.Requests, st.Faults)
-	assert.Contains(t, res.stderr, `msg="retrying request"`)
-	assert.Contains(t, res.stderr, `msg="registry retries"`, "a summary of the retries")
+	st, sureSt := noise.Stats(), sure.Stats()
+	t.Logf("%d requests, faults %v, then %v", st.Requests, st.Faults, sureSt.Faults)
+	manifestPuts, patches := 0, 0
+	for _, inj := range sureSt.Injected {
+		if strings.HasPrefix(inj.Key, "PATCH ") {
+			patches++
+		} else {
+			manifestPuts++
+		}
+	}
+	require.Equal(t, 1, patches, "the first upload PATCH failed: %v", sureSt.Injected)
+	require.Positive(t, manifestPuts, "manifest PUTs failed: %v", sureSt.Injected)
+	assert.GreaterOrEqual(t, strings.Count(res.stderr, `msg="retrying request" method=PUT url=http://`+noise.Addr()+"/v2/g/app/manifests/"),
+		manifestPuts, "every failed manifest PUT retried by the transport")
+	assert.GreaterOrEqual(t, strings.Count(res.stderr, `msg="restarting blob upload"`), patches, "the failed upload restarted")
+
+	summary := regexp.MustCompile(`msg="registry retries" summary="(\d+) retries`).FindStringSubmatch(res.stderr)
+	require.NotNil(t, summary, "a summary of the retries in %s", res.stderr)
+	lines := strings.Count(res.stderr, `msg="retrying request"`) + strings.Count(res.stderr, `msg="restarting blob upload"`)
+	assert.Equal(t, summary[1], strconv.Itoa(lines), "one log line per retry")
 
 	ref, err := name.ParseReference(faulty + "/g/app:v1")
 	require.NoError(t, err)
 	desc, err := remote.Head(ref)
 	require.NoError(t, err)
 	assert.Equal(t, want, desc.Digest.String(), "the registry holds it under the tag")
+}
+
+func relManifestPut(r *http.Request) bool {
+	return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/")
 }
 
 // TestPushUnderPersistentFaultFailsClearly: when every manifest PUT fails,
@@ -81,9 +117,7 @@ func TestPushUnderPersistentFaultFailsClearly(t *testing.T) {
 	t.Chdir(dir)
 	reg := relRegistry(t, "", "")
 	p := relProxy(t, faultproxy.Options{Target: "http://" + reg, Persistent: true, Faults: []faultproxy.Fault{faultproxy.Status5xx},
-		Match: func(r *http.Request) bool {
-			return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/")
-		}})
+		Match: relManifestPut})
 	res := relRun(t, t.Context(), relEnv(t), "push", "--retries", "2", "--platforms", "linux/amd64", "--base", "scratch",
 		"--tag", p.Addr()+"/g/app:v1", "./cmd/app")
 	assert.Equal(t, 1, res.code, res.stderr)
