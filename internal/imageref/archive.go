@@ -7,20 +7,27 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
 
 	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // extractArchive unpacks an OCI layout tar into dir. Only directories and
-// regular files are accepted, and no entry may leave dir.
-func extractArchive(ctx context.Context, file, dir string) error {
+// regular files are accepted. Every write goes through an os.Root at dir (as
+// verify's unpack does), so no entry can land outside it: not by "..", an
+// absolute name, nor through a symlink found in dir.
+func extractArchive(ctx context.Context, file, dir string) (err error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, root.Close()) }()
 	tr := tar.NewReader(f)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -33,41 +40,38 @@ func extractArchive(ctx context.Context, file, dir string) error {
 		if err != nil {
 			return fmt.Errorf("corrupt archive: %w", err)
 		}
-		clean := filepath.Clean(filepath.FromSlash(hdr.Name))
-		if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		name := path.Clean(hdr.Name)
+		if path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
 			return fmt.Errorf("corrupt archive: entry %q leaves the archive", hdr.Name)
 		}
-		target := filepath.Join(dir, clean)
 		switch hdr.Typeflag {
 		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
+			err = root.MkdirAll(name, 0o755)
 		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			if err := writeFile(target, tr); err != nil {
-				return err
+			if err = root.MkdirAll(path.Dir(name), 0o755); err == nil {
+				err = writeFile(root, name, tr)
 			}
 		default:
 			return fmt.Errorf("corrupt archive: entry %q has type %q; an OCI layout holds only files and directories", hdr.Name, hdr.Typeflag)
 		}
+		if err != nil {
+			return fmt.Errorf("corrupt archive: entry %q: %w", hdr.Name, err)
+		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, specsv1.ImageIndexFile)); err != nil {
+	if _, err := root.Stat(specsv1.ImageIndexFile); err != nil {
 		return fmt.Errorf("not an OCI layout archive: no index.json")
 	}
 	return nil
 }
 
-func writeFile(path string, r io.Reader) error {
-	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+func writeFile(root *os.Root, name string, r io.Reader) error {
+	out, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
 	if _, err := io.Copy(out, r); err != nil {
 		out.Close()
-		return fmt.Errorf("corrupt archive: %w", err)
+		return err
 	}
 	return out.Close()
 }
