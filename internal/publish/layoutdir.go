@@ -129,12 +129,15 @@ func (l *layoutDir) addImage(img v1.Image) error {
 }
 
 // addRaw queues the manifest of m.
-func (l *layoutDir) addRaw(m partial.WithRawManifest) error {
+func (l *layoutDir) addRaw(m interface {
+	partial.WithRawManifest
+	Digest() (v1.Hash, error)
+}) error {
 	raw, err := m.RawManifest()
 	if err != nil {
 		return err
 	}
-	d, _, err := v1.SHA256(bytes.NewReader(raw))
+	d, err := m.Digest()
 	if err != nil {
 		return err
 	}
@@ -195,20 +198,19 @@ func (l *layoutDir) writeBlob(b blob) error {
 	})
 }
 
-// descriptorOf is the index.json descriptor of m: media type, digest, size.
-func descriptorOf(m interface {
-	partial.WithRawManifest
-	MediaType() (types.MediaType, error)
-}) (v1.Descriptor, error) {
-	raw, err := m.RawManifest()
-	if err != nil {
-		return v1.Descriptor{}, err
-	}
+// descriptorOf is the index.json descriptor of m: media type, digest and
+// size only (not partial.Descriptor, which would carry a remote
+// descriptor's platform and annotations along).
+func descriptorOf(m partial.Describable) (v1.Descriptor, error) {
 	mt, err := m.MediaType()
 	if err != nil {
 		return v1.Descriptor{}, err
 	}
-	d, size, err := v1.SHA256(bytes.NewReader(raw))
+	d, err := m.Digest()
+	if err != nil {
+		return v1.Descriptor{}, err
+	}
+	size, err := m.Size()
 	if err != nil {
 		return v1.Descriptor{}, err
 	}
