@@ -20,8 +20,9 @@ func printResult(w io.Writer, res *release.Result, d publish.Destination) error 
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintln(w, d.Pinned(publishImage(img), img.Digest))
-		if tags := d.IndexTags(publishImage(img)); len(tags) > 0 {
+		pi := publishImage(img)
+		fmt.Fprintln(w, d.Pinned(pi, img.Digest))
+		if tags := d.IndexTags(pi); len(tags) > 0 {
 			fmt.Fprintf(w, "tags: %s\n", strings.Join(tags, " "))
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
