@@ -27,13 +27,6 @@ const (
 	outputLimit = 1 << 20
 )
 
-// qemuArch maps GOARCH to qemu-user's name for it.
-var qemuArch = map[string]string{
-	"amd64": "x86_64", "arm64": "aarch64", "arm": "arm", "ppc64le": "ppc64le", "ppc64": "ppc64",
-	"s390x": "s390x", "riscv64": "riscv64", "386": "i386", "mips": "mips", "mipsle": "mipsel",
-	"mips64": "mips64", "mips64le": "mips64el", "loong64": "loongarch64",
-}
-
 // errTooMuchOutput stops a program that prints more than outputLimit bytes.
 var errTooMuchOutput = errors.New("too much output")
 
@@ -64,7 +57,7 @@ func newRunCheck(p v1.Platform, dir string, t *rootfs.FS, cfg *v1.ConfigFile, op
 	if p.Architecture == "amd64" && opts.HostArch == "amd64" {
 		return r, true
 	}
-	arch, known := qemuArch[p.Architecture]
+	arch, known := platform.QemuArch(p)
 	if !known {
 		r.f.fail("no qemu-user emulator known for " + platform.Format(p))
 		return r, false
