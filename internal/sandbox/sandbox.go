@@ -26,7 +26,13 @@ const OutsideID = 1879048192
 // sandbox's root to read, run and (in its overlay) change them: OutsideID
 // for root, else the caller's own ids.
 func Owner() (uid, gid int) {
-	if privileged() {
+	return ownerOf(privileged())
+}
+
+// ownerOf is Owner for a caller that already knows whether it is
+// privileged.
+func ownerOf(priv bool) (uid, gid int) {
+	if priv {
 		return OutsideID, OutsideID
 	}
 	return os.Geteuid(), os.Getegid()
@@ -194,7 +200,9 @@ func (r *Runner) Probe(ctx context.Context, tmpDir string) error {
 // with root as its working directory, reading cfg from fd 3 and reporting
 // on fd 4.
 func (r *Runner) start(ctx context.Context, root, emulator string, cfg initConfig, stdout, stderr io.Writer) (err error) {
-	cfg.Emulator, cfg.DropGroups = emulator, privileged()
+	// privileged reads two /proc files: decide it once per run.
+	priv := privileged()
+	cfg.Emulator, cfg.DropGroups = emulator, priv
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
 		return err
@@ -217,7 +225,7 @@ func (r *Runner) start(ctx context.Context, root, emulator string, cfg initConfi
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.ExtraFiles = []*os.File{cfgR, repW}
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = sysProcAttr(priv)
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		if ctx.Err() != nil {
@@ -291,16 +299,16 @@ func readReports(r io.Reader) ([]report, error) {
 // sysProcAttr puts the init into new namespaces. It keeps the caller's
 // kernel uid until it has opened what it needs from the host (the root
 // directory and the emulator) and then becomes the namespace's root, so it
-// gets the capabilities it needs there as ambient ones.
-func sysProcAttr() *syscall.SysProcAttr {
-	uid, gid := Owner()
+// gets the capabilities it needs there as ambient ones. priv is privileged().
+func sysProcAttr(priv bool) *syscall.SysProcAttr {
+	uid, gid := ownerOf(priv)
 	attr := &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
 			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}},
 		// Root may keep setgroups, so that the init drops root's groups.
-		GidMappingsEnableSetgroups: privileged(),
+		GidMappingsEnableSetgroups: priv,
 		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_NET_ADMIN,
 			unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH, unix.CAP_FOWNER, unix.CAP_CHOWN},
 		Pdeathsig: syscall.SIGKILL,
