@@ -122,6 +122,12 @@ func TestBadInput(t *testing.T) {
 			args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--output", "oci-archive:adir", "./cmd/app"}, code: 2, want: []string{"adir is a directory"}},
 		{name: "output layout with a broken index.json", files: map[string]string{"lay/index.json": "{nope"},
 			args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--output", "oci:lay", "./cmd/app"}, code: 2, want: []string{"--output oci:lay: lay is not a usable OCI layout: index.json"}},
+		{name: "dotenv in a missing directory", args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--dotenv", "missing/build.env", "./cmd/app"},
+			code: 2, want: []string{"--dotenv missing/build.env: directory missing does not exist"}},
+		{name: "dotenv that is a directory", files: map[string]string{"adir/f": "x"},
+			args: []string{"push", "--platforms", "linux/amd64", "--base", "scratch", "--tag", "{plain}/g/app:v1", "--dotenv", "adir", "./cmd/app"}, code: 2, want: []string{"--dotenv adir is a directory"}},
+		{name: "metadata file in a directory that takes no files", args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--metadata-file", "/proc/m.json", "./cmd/app"},
+			code: 2, want: []string{"--metadata-file /proc/m.json:"}},
 		{name: "cache directory that cannot be created", args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--cache-dir", "/proc/nope", "./cmd/app"},
 			code: 2, want: []string{"--cache-dir /proc/nope", "--no-cache"}},
 

@@ -27,6 +27,7 @@ type buildFlags struct {
 	insecure     []string
 	retry        retryFlags
 	metadataFile string
+	dotenv       string
 	base         string
 	binaryName   string
 	tags         []string
@@ -82,6 +83,7 @@ described by helperbuild.yaml (or --config).`,
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
 	f.retry.register(fl)
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "write the result (digests, tags, platforms) as JSON to this file")
+	fl.StringVar(&f.dotenv, "dotenv", "", "write each image's pinned reference and tag as GitLab CI variables (artifacts:reports:dotenv) to this file")
 	fl.StringVar(&f.base, "base", "", "config-free: base image (registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or scratch)")
 	fl.StringVar(&f.binaryName, "binary-name", "", "config-free: name of the binary in /usr/bin (default: last element of PACKAGE)")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep binaries and layers here between runs (default: $XDG_CACHE_HOME/helperbuild or ~/.cache/helperbuild)")

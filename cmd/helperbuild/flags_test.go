@@ -104,6 +104,9 @@ func TestEveryFlagInBothModes(t *testing.T) {
 		"metadata-file": same([]string{"--metadata-file", filepath.Join(tmp, "m.json")}, func(t *testing.T, r *buildRun) {
 			assert.Equal(t, filepath.Join(tmp, "m.json"), r.metadataFile)
 		}),
+		"dotenv": same([]string{"--dotenv", filepath.Join(tmp, "build.env")}, func(t *testing.T, r *buildRun) {
+			assert.Equal(t, filepath.Join(tmp, "build.env"), r.dotenvFile)
+		}),
 		"cache-dir": same([]string{"--cache-dir", filepath.Join(tmp, "cache")}, func(t *testing.T, r *buildRun) {
 			assert.Equal(t, filepath.Join(tmp, "cache"), r.cacheDir)
 			assert.DirExists(t, r.cacheDir)

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -79,39 +77,5 @@ func writeMetadata(path string, res *release.Result, d publish.Destination) erro
 	if err != nil {
 		return err
 	}
-	// Written beside the target and renamed, so a reader never sees half a file.
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-// checkMetadataPath fails early, before anything is built or published,
-// when the metadata file could not be written.
-func checkMetadataPath(path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return usagef("--metadata-file %s is a directory; give a file name", path)
-	}
-	dir := filepath.Dir(path)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return usagef("--metadata-file %s: directory %s does not exist", path, dir)
-	}
-	probe, err := os.CreateTemp(dir, ".helperbuild-probe-*")
-	if err != nil {
-		return usagef("--metadata-file %s: %v", path, err)
-	}
-	probe.Close()
-	return os.Remove(probe.Name())
+	return writeFileAtomic(path, append(data, '\n'))
 }

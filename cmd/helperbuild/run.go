@@ -31,6 +31,7 @@ type buildRun struct {
 	jobs, level  int
 	cacheDir     string
 	metadataFile string
+	dotenvFile   string
 }
 
 // buildExec runs a prepared build or push; tests swap it to look at what
@@ -72,7 +73,7 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 		return nil, err
 	}
 	if f.metadataFile != "" {
-		if err := checkMetadataPath(f.metadataFile); err != nil {
+		if err := checkOutputFile("--metadata-file", f.metadataFile); err != nil {
 			return nil, err
 		}
 	}
@@ -84,6 +85,11 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 	if err != nil {
 		return nil, err
 	}
+	if f.dotenv != "" {
+		if err := checkDotenv(f.dotenv, plan); err != nil {
+			return nil, err
+		}
+	}
 	return &buildRun{
 		env: env, plan: plan, dest: dest, meta: meta,
 		images:       imageref.Options{Keychain: keychain(env), Insecure: f.insecure, UserAgent: "helperbuild/" + version},
@@ -92,6 +98,7 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 		level:        f.level,
 		cacheDir:     cache,
 		metadataFile: f.metadataFile,
+		dotenvFile:   f.dotenv,
 	}, nil
 }
 
@@ -171,6 +178,11 @@ func (r *buildRun) report(cmd *cobra.Command, res *release.Result, dest publish.
 	if r.metadataFile != "" {
 		if err := writeMetadata(r.metadataFile, res, dest); err != nil {
 			return fmt.Errorf("metadata file: %w", err)
+		}
+	}
+	if r.dotenvFile != "" {
+		if err := writeDotenv(r.dotenvFile, res, dest); err != nil {
+			return err
 		}
 	}
 	return nil

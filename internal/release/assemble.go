@@ -276,9 +276,14 @@ func indexImage(im recipe.Image, units []unit, images []v1.Image, b *bases, opts
 		if err != nil {
 			return nil, err
 		}
+		m, err := images[j].Manifest()
+		if err != nil {
+			return nil, err
+		}
 		out.Platforms = append(out.Platforms, Platform{
 			Platform: u.platform, Digest: d, Size: size,
-			Tags: u.tags,
+			CompressedSize: manifest.CompressedSize(m),
+			Tags:           u.tags,
 		})
 	}
 	// The index names the base most platforms share: the Dockerfile's FROM.

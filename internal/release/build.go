@@ -34,8 +34,12 @@ type Image struct {
 type Platform struct {
 	Platform v1.Platform
 	Digest   v1.Hash
-	Size     int64
-	Tags     []string
+	// Size is the manifest's own size in bytes (its index entry's size).
+	Size int64
+	// CompressedSize is the image's config and layers as its manifest
+	// lists them (see manifest.CompressedSize): what a pull downloads.
+	CompressedSize int64
+	Tags           []string
 }
 
 // Result is what Build produced.

@@ -123,6 +123,22 @@ func TestBuildOnRegistryBase(t *testing.T) {
 		layers, _ := child.Layers()
 		path := extract(t, layers[1], "usr/bin/hello")
 		require.NoError(t, elfcheck.CheckFile(path, p.Platform))
+
+		// The compressed size is what a pull downloads: the config and every
+		// layer (the base's too), counted here from the blobs themselves.
+		raw, err := child.RawConfigFile()
+		require.NoError(t, err)
+		want := int64(len(raw))
+		for _, l := range layers {
+			n, err := l.Size()
+			require.NoError(t, err)
+			want += n
+		}
+		assert.Equal(t, want, p.CompressedSize, platform.Format(p.Platform))
+		manifestSize, err := child.Size()
+		require.NoError(t, err)
+		assert.Equal(t, manifestSize, p.Size, "Size stays the manifest's own")
+		assert.Greater(t, p.CompressedSize, p.Size)
 	}
 }
 
