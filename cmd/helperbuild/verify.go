@@ -25,6 +25,7 @@ type verifyFlags struct {
 	insecure  []string
 	retry     retryFlags
 	jobs      int
+	metadata  string
 }
 
 func newVerifyCmd(env Env) *cobra.Command {
@@ -57,6 +58,7 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors.`,
 	fl.StringVar(&f.format, "format", "table", "output format: table or json")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
 	fl.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "platforms checked at once")
+	fl.StringVar(&f.metadata, "metadata-file", "", "also write the report as JSON to this file (docs/metadata.md), whether the checks pass or not")
 	f.retry.register(fl)
 	_ = cmd.RegisterFlagCompletionFunc("platforms", completePlatforms(false))
 	_ = cmd.RegisterFlagCompletionFunc("contract", completeContract)
@@ -69,6 +71,11 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 	ref, opts, err := verifyInputs(f, arg)
 	if err != nil {
 		return err
+	}
+	if f.metadata != "" {
+		if err := checkOutputFile("--metadata-file", f.metadata); err != nil {
+			return err
+		}
 	}
 	tmp, err := os.MkdirTemp("", "helperbuild-verify-")
 	if err != nil {
@@ -105,6 +112,11 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", arg, err)
+	}
+	if f.metadata != "" {
+		if err := writeVerifyMetadata(f.metadata, arg, rep); err != nil {
+			return fmt.Errorf("metadata file: %w", err)
+		}
 	}
 	return writeVerifyReport(cmd.OutOrStdout(), f.format, arg, rep)
 }

@@ -112,3 +112,76 @@ func TestBuildCheckFailurePrintsTable(t *testing.T) {
 		assert.Less(t, len(l), 300, "no line is a dump: %q", l)
 	}
 }
+
+// TestVerifyMetadataFile: verify --metadata-file writes the report in the
+// build's style (schemaVersion, images by reference), the same whatever
+// --format prints, and also when a check fails; an unwritable path fails
+// before the image is read.
+func TestVerifyMetadataFile(t *testing.T) {
+	host := relRegistry(t, "", "")
+	ref := host + "/g/helper:v1"
+	relPushIndex(t, ref, testkit.Index(t, 256, 1, v1.Platform{OS: "linux", Architecture: "amd64"}, v1.Platform{OS: "linux", Architecture: "arm64"}), "", "")
+	nodes := filepath.Join(t.TempDir(), "nodes.json")
+	require.NoError(t, os.WriteFile(nodes, []byte(`{"items":[{"metadata":{"name":"vf2","labels":{"kubernetes.io/os":"linux","kubernetes.io/arch":"riscv64"}}}]}`), 0o644))
+	meta := filepath.Join(t.TempDir(), "verify.json")
+
+	type file struct {
+		SchemaVersion int
+		Images        []struct {
+			Reference string
+			OK        bool
+			Digest    string
+			Findings  []map[string]any
+			Platforms []struct {
+				OK       bool
+				Platform string
+				Digest   string
+				Checks   []map[string]any
+			}
+		}
+	}
+	read := func() file {
+		var f file
+		data, err := os.ReadFile(meta)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(data, &f), string(data))
+		return f
+	}
+
+	res := relRun(t, t.Context(), relEnv(t), "verify", "--metadata-file", meta, "--platforms", "linux/amd64,linux/arm64", ref)
+	require.Equal(t, 0, res.code, res.stderr)
+	f := read()
+	assert.Equal(t, 1, f.SchemaVersion)
+	require.Len(t, f.Images, 1)
+	img := f.Images[0]
+	assert.Equal(t, ref, img.Reference)
+	assert.True(t, img.OK)
+	assert.Regexp(t, `^sha256:[0-9a-f]{64}$`, img.Digest)
+	assert.Contains(t, res.stdout, img.Digest[len("sha256:"):][:12], "the table printed names the same index")
+	require.Len(t, img.Platforms, 2)
+	assert.Equal(t, "linux/arm64", img.Platforms[1].Platform)
+	assert.NotEmpty(t, img.Platforms[1].Checks)
+	for _, finding := range img.Findings {
+		assert.Equal(t, "warning", finding["severity"], "a passing report has warnings at most")
+	}
+
+	res = relRun(t, t.Context(), relEnv(t), "verify", "--format", "json", "--metadata-file", meta, "--nodes", nodes, ref)
+	assert.Equal(t, 1, res.code, "a node without an image fails verify")
+	f = read()
+	require.Len(t, f.Images, 1)
+	assert.False(t, f.Images[0].OK, "the file is written when a check fails too")
+	var failed []map[string]any
+	for _, finding := range f.Images[0].Findings {
+		if finding["severity"] == "fail" {
+			failed = append(failed, finding)
+		}
+	}
+	require.Len(t, failed, 1)
+	assert.Equal(t, "vf2", failed[0]["node"])
+
+	res = relRun(t, t.Context(), relEnv(t), "verify", "--metadata-file", filepath.Join(t.TempDir(), "missing", "v.json"), ref)
+	assert.Equal(t, 2, res.code)
+	assert.Equal(t, 1, strings.Count(res.stderr, "\n"), res.stderr)
+	assert.Contains(t, res.stderr, "--metadata-file")
+	assert.Contains(t, res.stderr, "does not exist")
+}

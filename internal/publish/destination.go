@@ -85,17 +85,21 @@ func (d *Layout) entries(images []Image) []Image {
 // entry), usable as is by verify and skopeo; an untagged image is listed
 // by its name.
 func (d *Layout) Reference(img Image) string {
-	entry := "latest"
 	switch {
 	case len(img.Tags) > 0:
-		entry = img.Tags[0]
+		return d.entry(img, img.Tags[0])
 	case !d.Single:
 		return d.Ref.String() + ":" + img.Name
 	}
+	return d.entry(img, "latest")
+}
+
+// entry is the layout reference of img's entry tagged tag.
+func (d *Layout) entry(img Image, tag string) string {
 	if !d.Single {
-		entry = img.Name + ":" + entry
+		tag = img.Name + ":" + tag
 	}
-	return d.Ref.String() + ":" + entry
+	return d.Ref.String() + ":" + tag
 }
 
 // Pinned is the reference and the digest.
@@ -103,11 +107,17 @@ func (d *Layout) Pinned(img Image, digest v1.Hash) string {
 	return d.Reference(img) + " " + digest.String()
 }
 
-// IndexTags are the entry tags.
-func (d *Layout) IndexTags(img Image) []string { return append([]string{}, img.Tags...) }
+// IndexTags are the entries' references (oci:DIR:NAME:TAG).
+func (d *Layout) IndexTags(img Image) []string {
+	out := []string{}
+	for _, t := range img.Tags {
+		out = append(out, d.entry(img, t))
+	}
+	return out
+}
 
-// PlatformTag is the entry tag.
-func (d *Layout) PlatformTag(_ Image, tag string) string { return tag }
+// PlatformTag is the entry's reference.
+func (d *Layout) PlatformTag(img Image, tag string) string { return d.entry(img, tag) }
 
 // Archive writes an OCI layout tar to Ref.Path (Ref is oci-archive:FILE),
 // with file times at Epoch; the layout is built in TempDir first.

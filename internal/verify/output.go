@@ -188,15 +188,32 @@ func shortDigest(d string) string {
 	return hex
 }
 
-// jsonReport is a Report with its verdict and findings, for WriteJSON.
-type jsonReport struct {
+// JSON is r as WriteJSON prints it.
+func JSON(r *Report) JSONReport {
+	jr := JSONReport{OK: r.OK(), Digest: r.Digest, Findings: r.Findings(), Platforms: []JSONPlatformReport{}}
+	if jr.Findings == nil {
+		jr.Findings = []Finding{}
+	}
+	for _, p := range r.Platforms {
+		if p.Checks == nil {
+			p.Checks = []Check{}
+		}
+		jr.Platforms = append(jr.Platforms, JSONPlatformReport{OK: p.OK(), PlatformReport: p})
+	}
+	return jr
+}
+
+// JSONReport is a Report with its verdict and findings, as WriteJSON
+// prints it.
+type JSONReport struct {
 	OK        bool                 `json:"ok"`
 	Digest    string               `json:"digest"`
 	Findings  []Finding            `json:"findings"`
-	Platforms []jsonPlatformReport `json:"platforms"`
+	Platforms []JSONPlatformReport `json:"platforms"`
 }
 
-type jsonPlatformReport struct {
+// JSONPlatformReport is a PlatformReport with its verdict.
+type JSONPlatformReport struct {
 	OK bool `json:"ok"`
 	PlatformReport
 }
@@ -209,19 +226,9 @@ type jsonPlatformReport struct {
 // "checks", passing ones included; each check "check", "ok", "reason" and,
 // when set, "path" and "warning". Lists are never null.
 func WriteJSON(w io.Writer, reports map[string]*Report) error {
-	out := make(map[string]jsonReport, len(reports))
+	out := make(map[string]JSONReport, len(reports))
 	for name, r := range reports {
-		jr := jsonReport{OK: r.OK(), Digest: r.Digest, Findings: r.Findings(), Platforms: []jsonPlatformReport{}}
-		if jr.Findings == nil {
-			jr.Findings = []Finding{}
-		}
-		for _, p := range r.Platforms {
-			if p.Checks == nil {
-				p.Checks = []Check{}
-			}
-			jr.Platforms = append(jr.Platforms, jsonPlatformReport{OK: p.OK(), PlatformReport: p})
-		}
-		out[name] = jr
+		out[name] = JSON(r)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

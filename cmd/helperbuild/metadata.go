@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/release"
+	"github.com/helperbuild/helperbuild/internal/verify"
+)
+
+// metadataSchemaVersion is the version of the --metadata-file format
+// (docs/metadata.md). It changes only when a field changes meaning or
+// goes; new fields keep it.
+const metadataSchemaVersion = 1
+
+// metadata is the --metadata-file format of build, push and merge.
+type metadata struct {
+	SchemaVersion int             `json:"schemaVersion"`
+	Images        []metadataImage `json:"images"`
+}
+
+type metadataImage struct {
+	Name string `json:"name"`
+	// Reference is where the image is: a registry repository, or the
+	// layout reference of its first entry.
+	Reference string `json:"reference"`
+	// Digest is the image index's.
+	Digest string `json:"digest"`
+	// Tags are the full references of the tags that point at the index.
+	Tags      []string           `json:"tags"`
+	Contract  string             `json:"contract,omitempty"`
+	Platforms []metadataPlatform `json:"platforms"`
+}
+
+type metadataPlatform struct {
+	Platform string `json:"platform"`
+	Digest   string `json:"digest"`
+	// Size is the manifest's own size, as its index entry gives it.
+	Size int64 `json:"size"`
+	// CompressedSize is config plus layers: what a pull downloads.
+	CompressedSize int64    `json:"compressedSize"`
+	Tags           []string `json:"tags"`
+}
+
+// metadataOf is res at d as the metadata file describes it.
+func metadataOf(res *release.Result, d publish.Destination) metadata {
+	m := metadata{SchemaVersion: metadataSchemaVersion, Images: []metadataImage{}}
+	for _, img := range res.Images {
+		pi := publishImage(img)
+		mi := metadataImage{Name: img.Name, Reference: d.Reference(pi), Digest: img.Digest.String(),
+			Tags: d.IndexTags(pi), Contract: img.Contract, Platforms: []metadataPlatform{}}
+		for _, p := range img.Platforms {
+			tags := []string{}
+			for _, t := range p.Tags {
+				tags = append(tags, d.PlatformTag(pi, t))
+			}
+			mi.Platforms = append(mi.Platforms, metadataPlatform{Platform: platform.Format(p.Platform), Digest: p.Digest.String(),
+				Size: p.Size, CompressedSize: p.CompressedSize, Tags: tags})
+		}
+		m.Images = append(m.Images, mi)
+	}
+	return m
+}
+
+// writeMetadata writes the --metadata-file of res at d to path,
+// atomically. Build, push and merge all write it through here.
+func writeMetadata(path string, res *release.Result, d publish.Destination) error {
+	return writeJSONFile(path, metadataOf(res, d))
+}
+
+// verifyMetadata is verify's --metadata-file: the report of each image
+// checked, in the style of the build's file.
+type verifyMetadata struct {
+	SchemaVersion int                   `json:"schemaVersion"`
+	Images        []verifyMetadataImage `json:"images"`
+}
+
+type verifyMetadataImage struct {
+	// Reference is the image as verify was given it.
+	Reference string `json:"reference"`
+	verify.JSONReport
+}
+
+// writeVerifyMetadata writes verify's report of ref to path, atomically.
+func writeVerifyMetadata(path, ref string, rep *verify.Report) error {
+	return writeJSONFile(path, verifyMetadata{SchemaVersion: metadataSchemaVersion,
+		Images: []verifyMetadataImage{{Reference: ref, JSONReport: verify.JSON(rep)}}})
+}
+
+// writeJSONFile writes v as indented JSON to path, atomically.
+func writeJSONFile(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(data, '\n'))
+}

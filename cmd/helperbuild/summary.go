@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/release"
+)
+
+// printSummary writes what a person reads at the end of a build, push or
+// merge, on stdout: per image its reference pinned by digest, the tags
+// written and a table of its platforms (manifest digest, compressed size,
+// platform tags), then what to paste to use it (config.toml lines for a
+// helper, Helm values for a runner); a build says where the images are and
+// how to publish them.
+func printSummary(w io.Writer, res *release.Result, d publish.Destination) error {
+	for i, img := range res.Images {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		pi := publishImage(img)
+		fmt.Fprintln(w, d.Pinned(pi, img.Digest))
+		if tags := d.IndexTags(pi); len(tags) > 0 {
+			fmt.Fprintf(w, "  tags: %s\n", strings.Join(tags, " "))
+		}
+		if err := platformTable(w, img); err != nil {
+			return err
+		}
+		if _, registry := d.(*publish.Registry); registry {
+			gitlabLines(w, img, d.Reference(pi), d.IndexTags(pi))
+		}
+	}
+	return publishHint(w, res, d)
+}
+
+// platformTable is one row per platform: the manifest's digest, the
+// image's compressed size (config and layers, what a pull downloads) and
+// its platform tags.
+func platformTable(w io.Writer, img release.Image) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  PLATFORM\tMANIFEST\tCOMPRESSED SIZE\tTAGS")
+	for _, p := range img.Platforms {
+		tags := "-"
+		if len(p.Tags) > 0 {
+			tags = strings.Join(p.Tags, ",")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", platform.Format(p.Platform), p.Digest, humanSize(p.CompressedSize), tags)
+	}
+	return tw.Flush()
+}
+
+// humanSize is n bytes in binary units with one decimal: 512 B, 1.5 KiB,
+// 23.4 MiB.
+func humanSize(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	units := []string{"KiB", "MiB", "GiB", "TiB"}
+	v := float64(n) / 1024
+	u := 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	return fmt.Sprintf("%.1f %s", v, units[u])
+}
+
+// publishHint tells a build where its images are and how to publish
+// them; a registry destination needs none.
+func publishHint(w io.Writer, res *release.Result, d publish.Destination) error {
+	var layout *publish.Layout
+	what := "OCI layout"
+	switch l := d.(type) {
+	case *publish.Layout:
+		layout = l
+	case *publish.Archive:
+		layout, what = &l.Layout, "OCI layout archive"
+	default:
+		return nil
+	}
+	manifests := 0
+	for _, img := range res.Images {
+		manifests += len(img.Platforms)
+	}
+	fmt.Fprintf(w, "\nWritten to the %s %s: %d %s, %d platform %s.\n", what, layout.Ref.Path,
+		len(res.Images), plural(len(res.Images), "image", "images"), manifests, plural(manifests, "manifest", "manifests"))
+	instead := "--repo REGISTRY/GROUP"
+	if layout.Single {
+		instead = "--tag REGISTRY/GROUP/NAME:TAG"
+	}
+	fmt.Fprintf(w, "To publish: run the same command as push with %s in place of --output\n", instead)
+	fmt.Fprintln(w, "(same commit, same digests: nothing is compiled again), or copy each image as is:")
+	for _, img := range res.Images {
+		pi := publishImage(img)
+		tags := d.IndexTags(pi)
+		if len(tags) == 0 {
+			continue
+		}
+		name := img.Name
+		if name == "" || layout.Single {
+			name = "NAME"
+		}
+		tag := tags[0][strings.LastIndex(tags[0], ":")+1:]
+		fmt.Fprintf(w, "  skopeo copy --all --preserve-digests %s docker://REGISTRY/GROUP/%s:%s\n", tags[0], name, tag)
+	}
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
