@@ -50,6 +50,7 @@ var roles = map[string]role{
 	"internal/manifest":   stage,
 	"internal/publish":    stage,
 	"internal/recipe":     stage,
+	"internal/scaffold":   stage,
 	"internal/verify":     stage,
 	"internal/release":    wiring,
 	"cmd/helperbuild":     command,

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/scaffold"
+)
+
+// The files init writes, relative to the module root. When the project
+// already has a .gitlab-ci.yml, the fragment goes to its own file, to be
+// included from it.
+const (
+	initRecipe     = "helperbuild.yaml"
+	initCI         = ".gitlab-ci.yml"
+	initCIFragment = ".gitlab/ci/helperbuild.gitlab-ci.yml"
+	// templateProject is where GitLab CI includes the release template from.
+	templateProject = "helperbuild/helperbuild"
+)
+
+type initFlags struct {
+	base   string
+	stdout bool
+}
+
+func newInitCmd(env Env) *cobra.Command {
+	f := &initFlags{}
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Write a helperbuild.yaml and a GitLab CI fragment for the Go module here",
+		Long: `Write a helperbuild.yaml and a GitLab CI fragment inferred from the Go module in
+the current directory (a gitlab-runner fork first of all): its helper and runner main
+packages, the -X variables of its common package, the built-in Dockerfiles, the five
+platforms GitLab publishes and GitLab's <arch>-v<version> tags. The CI fragment is
+.gitlab-ci.yml, or .gitlab/ci/helperbuild.gitlab-ci.yml when .gitlab-ci.yml exists.
+Existing files are never overwritten.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("init takes no arguments, got %q; run it in the module's directory", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runInit(cmd, env, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.base, "base", "scratch", "BASE_IMAGE of every image: a multi-arch base with what GitLab Runner needs (scratch: the binaries alone, builds with no registry)")
+	fl.BoolVar(&f.stdout, "stdout", false, "print the files instead of writing them")
+	return cmd
+}
+
+func runInit(cmd *cobra.Command, env Env, f *initFlags) error {
+	if _, err := imageref.Parse(f.base, nil); err != nil || strings.ContainsAny(f.base, " \t\n{}") {
+		return usagef("--base %q: want a registry reference such as registry.example.com/base/runner-helper:1.0, or scratch", f.base)
+	}
+	dir, err := absDir(".")
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		return usagef("no go.mod in %s: run helperbuild init at the root of the Go module", dir)
+	}
+	ciPath := initCI
+	if exists(filepath.Join(dir, initCI)) {
+		ciPath = initCIFragment
+	}
+	if !f.stdout {
+		// Nothing is written unless every file can be.
+		for _, p := range []string{initRecipe, ciPath} {
+			if exists(filepath.Join(dir, p)) {
+				return usagef("%s already exists in %s; init never overwrites: move it away, or print the files with --stdout", p, dir)
+			}
+		}
+	}
+	repo, err := scaffold.Inspect(cmd.Context(), dir, "go", env)
+	if err != nil {
+		return err
+	}
+	recipe, err := scaffold.Recipe(repo, f.base)
+	if err != nil {
+		return usageError{err}
+	}
+	ref := version
+	if !strings.HasPrefix(ref, "v") {
+		ref = "main" // a development build: the template as on the main branch
+	}
+	ci := scaffold.CI(templateProject, ref)
+	out := cmd.OutOrStdout()
+	if f.stdout {
+		fmt.Fprintf(out, "# --- %s\n%s\n# --- %s\n%s", initRecipe, recipe, ciPath, ci)
+		return nil
+	}
+	if err := writeNew(dir, initRecipe, recipe); err != nil {
+		return err
+	}
+	if err := writeNew(dir, ciPath, ci); err != nil {
+		_ = os.Remove(filepath.Join(dir, initRecipe)) // all or nothing
+		return err
+	}
+	fmt.Fprintf(out, "wrote %s and %s\n", initRecipe, ciPath)
+	if ciPath == initCIFragment {
+		fmt.Fprintf(out, "add it to %s:\n  include:\n    - local: %s\n", initCI, initCIFragment)
+	}
+	fmt.Fprintln(out, "next: helperbuild build   (an OCI layout in out/oci; check it with helperbuild verify)")
+	return nil
+}
+
+// writeNew creates dir/name with data; an existing file is an error, never
+// overwritten.
+func writeNew(dir, name string, data []byte) error {
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	file, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return usagef("%s already exists in %s; init never overwrites", name, dir)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := file.Write(data); err != nil {
+		file.Close()
+		os.Remove(p)
+		return err
+	}
+	return file.Close()
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}

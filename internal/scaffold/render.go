@@ -1,0 +1,141 @@
+package scaffold
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"text/template"
+)
+
+// Platforms are the five platforms GitLab publishes both its helper and
+// its runner images for.
+var Platforms = []string{"linux/amd64", "linux/arm64", "linux/arm/v7", "linux/ppc64le", "linux/s390x"}
+
+// templates of the link-time values of VersionVars: GitLab Runner's
+// VERSION has no leading v (17.10.0), its helper tags do (x86_64-v17.10.0).
+var varTemplates = map[string]string{
+	"VERSION":  `{{.Version | trimPrefix "v"}}`,
+	"REVISION": `{{.Revision}}`,
+	"BRANCH":   `{{.Branch}}`,
+	"BUILT":    `{{.Date}}`,
+}
+
+// Recipe is the helperbuild.yaml for r with base as every image's
+// BASE_IMAGE. It fails when r has neither a helper nor a runner.
+func Recipe(r *Repo, base string) ([]byte, error) {
+	if r.Helper == "" && r.Runner == "" {
+		found := "no main package"
+		if len(r.Others) > 0 {
+			found = "main packages " + strings.Join(r.Others, ", ")
+		}
+		return nil, fmt.Errorf("found %s, none named %s or %s: init writes recipes for GitLab Runner's images; for another program use config-free mode, e.g. helperbuild push --base REF --tag REGISTRY/GROUP/NAME:TAG ./cmd/NAME",
+			found, HelperName, RunnerName)
+	}
+	var ldflags []string
+	for _, v := range r.Vars {
+		ldflags = append(ldflags, fmt.Sprintf("-X %s.%s=%s", r.VersionPackage, v, varTemplates[v]))
+	}
+	var buf bytes.Buffer
+	err := recipeTemplate.Execute(&buf, map[string]any{
+		"Repo": r, "Base": base, "BaseYAML": baseYAML(base), "Platforms": strings.Join(Platforms, ", "), "Ldflags": ldflags,
+		"Helper": HelperName, "Runner": RunnerName, "PackagingDir": PackagingDir,
+	})
+	return buf.Bytes(), err
+}
+
+// baseYAML is base as a YAML scalar: scratch as is, a reference quoted.
+func baseYAML(base string) string {
+	if base == "scratch" {
+		return base
+	}
+	return fmt.Sprintf("%q", base)
+}
+
+var recipeTemplate = template.Must(template.New("recipe").Parse(`# helperbuild recipe for {{.Repo.Module}}, written by helperbuild init.
+# Build it with: helperbuild build (an OCI layout in out/oci), publish it with:
+# helperbuild push --repo REGISTRY/GROUP (CI_REGISTRY_IMAGE in GitLab CI).
+{{- if eq .Base "scratch"}}
+# BASE_IMAGE is scratch: the images hold only the binaries, which builds at
+# once with no registry but cannot run jobs. Point BASE_IMAGE at a multi-arch
+# base that has bash, git, git-lfs, dumb-init, /entrypoint and a CA bundle
+# (GitLab's runner base images: see helperbuild's examples/gitlab-runner/README.md).
+{{- end}}
+platforms: [{{.Platforms}}]
+
+# GitLab Runner's VERSION has no "v" (17.10.0); runners compute helper tags as
+# <arch>-v<VERSION> (x86_64-v17.10.0), which platform_tags publish.
+build:
+  flags: [-trimpath]
+  ldflags: >-
+    -s -w
+{{- range .Ldflags}}
+    {{.}}
+{{- end}}
+{{- if not .Ldflags}}
+# No package declares VERSION, REVISION, BRANCH or BUILT; set yours with
+# -X <import path>.<variable>={{"{{.Version}}"}} above.
+{{- end}}
+
+binaries:
+{{- if .Repo.Helper}}
+  - main: {{.Repo.Helper}}
+    output: {{.Helper}}.{{"{{.OS}}-{{.Arch}}"}}
+{{- end}}
+{{- if .Repo.Runner}}
+  - main: {{.Repo.Runner}}
+    output: {{.Runner}}-{{"{{.OS}}-{{.Arch}}"}}
+{{- end}}
+{{- range .Repo.Others}}
+# other main package, not built: {{.}}
+{{- end}}
+
+# No dockerfile: helperbuild's built-in ones, the same form as GitLab Runner's
+# dockerfiles/runner-helper and dockerfiles/runner.
+images:
+{{- if .Repo.Helper}}
+  - name: {{.Helper}}
+    args: {BASE_IMAGE: {{.BaseYAML}}}
+    contexts: {binary_dir: "binaries:"}
+    tags: ["{{"{{.Version}}"}}"]
+    platform_tags: ['{{"{{.GitLabArch}}-v{{.Version | trimPrefix \"v\"}}"}}']
+    # Enable once BASE_IMAGE has what the helper needs, so build and push check it:
+    # contract: helper
+{{- end}}
+{{- if and .Repo.Runner .Repo.Packaging}}
+  - name: {{.Runner}}
+    args: {BASE_IMAGE: {{.BaseYAML}}}
+    contexts:
+      binary_dir: "binaries:"
+      packaging_dir: {{.PackagingDir}}
+    tags: ["{{"{{.Version}}"}}", latest]
+    # Enable once BASE_IMAGE has what the Helm chart runs, so build and push check it:
+    # contract: runner
+{{- else if .Repo.Runner}}
+# The runner's image copies clear-docker-cache from {{.PackagingDir}},
+# which this repository lacks; add an image named {{.Runner}} once it has it.
+{{- end}}
+`))
+
+// CI is the GitLab CI fragment that releases the recipe on every tag
+// through helperbuild's template (one job per platform, one merge), as
+// included from project at ref.
+func CI(project, ref string) []byte {
+	var buf bytes.Buffer
+	_ = ciTemplate.Execute(&buf, map[string]any{"Project": project, "Ref": ref, "Platforms": strings.Join(Platforms, ", ")})
+	return buf.Bytes()
+}
+
+var ciTemplate = template.Must(template.New("ci").Parse(`# Release the images of helperbuild.yaml on every tag, written by helperbuild
+# init: one job per platform pushes its images by digest, one merge job tags
+# the multi-arch indexes and leaves release.env (GITLAB_RUNNER_HELPER_IMAGE,
+# ...) for later jobs. Images go to CI_REGISTRY_IMAGE/<image name>.
+include:
+  - project: {{.Project}}
+    ref: {{.Ref}}
+    file: ci/gitlab/release.gitlab-ci.yml
+    inputs:
+      name: release
+      platforms: [{{.Platforms}}]
+    rules:
+      - if: $CI_COMMIT_TAG
+`))

@@ -1,0 +1,67 @@
+package scaffold
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func write(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, content := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
+	}
+}
+
+// TestInspect: the helper and runner are found by their directories, the
+// version package by its variables (a package named common before others,
+// never a main package), and what is missing shapes the recipe.
+func TestInspect(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"go.mod":                                 "module gitlab.example.com/fork/runner\n\ngo 1.22\n",
+		"cmd/gitlab-runner/main.go":              "package main\n\nvar VERSION, REVISION, BRANCH, BUILT string\n\nfunc main() {}\n",
+		"apps/gitlab-runner-helper/main.go":      "package main\n\nfunc main() {}\n",
+		"tools/gen/main.go":                      "package main\n\nfunc main() {}\n",
+		"internal/build/info.go":                 "package build\n\nvar VERSION, REVISION = \"\", \"\"\n",
+		"internal/more/info.go":                  "package more\n\nvar VERSION, REVISION, BUILT = \"\", \"\", \"\"\n",
+		"common/version.go":                      "package common\n\nvar (\n\tVERSION = \"dev\"\n\tREVISION = \"HEAD\"\n)\n\nconst BRANCH = \"x\"\n",
+		"common/broken_test.go":                  "package common\n",
+		"packaging/root/usr/share/README.md":     "not the runner's packaging dir\n",
+		"apps/gitlab-runner-helper/extra/doc.go": "package extra\n",
+	})
+	r, err := Inspect(t.Context(), dir, "", append(os.Environ(), "GOFLAGS=-mod=mod"))
+	require.NoError(t, err)
+	assert.Equal(t, &Repo{
+		Module: "gitlab.example.com/fork/runner",
+		Helper: "./apps/gitlab-runner-helper", Runner: "./cmd/gitlab-runner", Others: []string{"./tools/gen"},
+		VersionPackage: "gitlab.example.com/fork/runner/internal/more", Vars: []string{"VERSION", "REVISION", "BUILT"},
+	}, r, "the package with most of the variables; a constant is not one")
+
+	// Among equals, common first; a main package's variables never count.
+	write(t, dir, map[string]string{"common/version.go": "package common\n\nvar VERSION, REVISION, BUILT string\n"})
+	r, err = Inspect(t.Context(), dir, "", os.Environ())
+	require.NoError(t, err)
+	assert.Equal(t, "gitlab.example.com/fork/runner/common", r.VersionPackage)
+
+	recipe, err := Recipe(r, "scratch")
+	require.NoError(t, err)
+	assert.Contains(t, string(recipe), "\n    -X gitlab.example.com/fork/runner/common.BUILT={{.Date}}\n")
+	assert.NotContains(t, string(recipe), "common.BRANCH")
+	assert.Contains(t, string(recipe), "# other main package, not built: ./tools/gen\n")
+	assert.Contains(t, string(recipe), "lacks; add an image named gitlab-runner once it has it", "no packaging dir, no runner image")
+	assert.NotContains(t, string(recipe), "- name: gitlab-runner\n")
+
+	recipe, err = Recipe(r, "registry.example.com/base/helper:1")
+	require.NoError(t, err)
+	assert.Contains(t, string(recipe), `args: {BASE_IMAGE: "registry.example.com/base/helper:1"}`)
+	assert.NotContains(t, string(recipe), "BASE_IMAGE is scratch")
+
+	_, err = Recipe(&Repo{Others: []string{"./cmd/a"}}, "scratch")
+	assert.ErrorContains(t, err, "found main packages ./cmd/a, none named gitlab-runner-helper or gitlab-runner")
+}
