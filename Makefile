@@ -9,7 +9,7 @@ REVISION  := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X main.version=$(VERSION) -X main.revision=$(REVISION)
 DEMO_OUT  := out/demo
 
-.PHONY: all build demo test unit e2e fuzz bench clean
+.PHONY: all build demo test unit e2e docs-check fuzz bench clean
 
 all: build
 
@@ -23,7 +23,7 @@ demo: build
 	cd examples/gitlab-runner && ../../$(BIN) build --output oci:../../$(DEMO_OUT)
 	$(BIN) verify --platforms linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x oci:$(DEMO_OUT):gitlab-runner-helper:$$(cd examples/gitlab-runner && git describe --tags --always)
 
-test: unit e2e
+test: unit e2e docs-check
 
 unit:
 	$(GO) vet ./...
@@ -32,6 +32,12 @@ unit:
 e2e:
 	scripts/install-test-deps.sh
 	$(GO) test -tags e2e -count=1 -timeout 20m -v ./test/e2e/
+
+# Runs every command of docs/operators.md against the bundled example, pushed to a
+# docker-registry on 127.0.0.1 (see scripts/docs-check.sh).
+docs-check: build
+	command -v docker-registry >/dev/null || scripts/install-test-deps.sh
+	scripts/docs-check.sh
 
 # Short fuzzing of every parser.
 fuzz:
