@@ -93,7 +93,7 @@ func publishHint(w io.Writer, res *release.Result, d publish.Destination) error 
 		instead = "--tag REGISTRY/GROUP/NAME:TAG"
 	}
 	fmt.Fprintf(w, "To publish: run the same command as push with %s in place of --output\n", instead)
-	fmt.Fprintln(w, "(same commit, same digests: nothing is compiled again), or copy each image as is:")
+	fmt.Fprintln(w, "(same commit, same digests; the cache spares the compiles), or copy each index as is (per-platform tags stay behind):")
 	for _, img := range res.Images {
 		pi := publishImage(img)
 		tags := d.IndexTags(pi)
