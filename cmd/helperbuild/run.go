@@ -172,7 +172,7 @@ func (r *buildRun) buildAndPublish(cmd *cobra.Command) (*release.Result, publish
 
 // report prints the result and writes the metadata file.
 func (r *buildRun) report(cmd *cobra.Command, res *release.Result, dest publish.Destination) error {
-	if err := printSummary(cmd.OutOrStdout(), res, dest); err != nil {
+	if err := printResult(cmd.OutOrStdout(), res, dest); err != nil {
 		return err
 	}
 	if r.metadataFile != "" {

@@ -11,13 +11,13 @@ import (
 	"github.com/helperbuild/helperbuild/internal/release"
 )
 
-// printSummary writes what a person reads at the end of a build, push or
+// printResult writes what a person reads at the end of a build, push or
 // merge, on stdout: per image its reference pinned by digest, the tags
 // written and a table of its platforms (manifest digest, compressed size,
 // platform tags), then what to paste to use it (config.toml lines for a
 // helper, Helm values for a runner); a build says where the images are and
 // how to publish them.
-func printSummary(w io.Writer, res *release.Result, d publish.Destination) error {
+func printResult(w io.Writer, res *release.Result, d publish.Destination) error {
 	for i, img := range res.Images {
 		if i > 0 {
 			fmt.Fprintln(w)
