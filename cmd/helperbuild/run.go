@@ -112,7 +112,7 @@ func (r *buildRun) execute(cmd *cobra.Command) error {
 		}
 		return err
 	}
-	return r.report(cmd, res, dest)
+	return report(cmd, res, dest, outputFiles{metadata: r.metadataFile, dotenv: r.dotenvFile})
 }
 
 // buildAndPublish builds, then publishes; tags are written last. It
@@ -170,18 +170,25 @@ func (r *buildRun) buildAndPublish(cmd *cobra.Command) (*release.Result, publish
 	return res, dest, dest.Publish(ctx, images)
 }
 
-// report prints the result and writes the metadata file.
-func (r *buildRun) report(cmd *cobra.Command, res *release.Result, dest publish.Destination) error {
+// outputFiles are the files a release writes besides its summary; ""
+// is a file not asked for.
+type outputFiles struct {
+	metadata, dotenv string
+}
+
+// report prints res's summary on stdout and writes its files: build, push
+// and merge report alike.
+func report(cmd *cobra.Command, res *release.Result, dest publish.Destination, files outputFiles) error {
 	if err := printResult(cmd.OutOrStdout(), res, dest); err != nil {
 		return err
 	}
-	if r.metadataFile != "" {
-		if err := writeMetadata(r.metadataFile, res, dest); err != nil {
+	if files.metadata != "" {
+		if err := writeMetadata(files.metadata, res, dest); err != nil {
 			return fmt.Errorf("metadata file: %w", err)
 		}
 	}
-	if r.dotenvFile != "" {
-		if err := writeDotenv(r.dotenvFile, res, dest); err != nil {
+	if files.dotenv != "" {
+		if err := writeDotenv(files.dotenv, res, dest); err != nil {
 			return err
 		}
 	}
