@@ -41,14 +41,21 @@ func TestVerifySinglePlatformImage(t *testing.T) {
 	assert.Contains(t, res.stdout, "linux/arm64 coverage: FAIL: image is linux/arm64, expected linux/amd64")
 }
 
+// twoPlatformsAndARiscvNode pushes a linux/amd64 + linux/arm64 index and
+// writes a node list whose one node is riscv64 (no image for it).
+func twoPlatformsAndARiscvNode(t *testing.T) (ref, nodes string) {
+	t.Helper()
+	ref = relRegistry(t, "", "") + "/g/helper:v1"
+	relPushIndex(t, ref, testkit.Index(t, 256, 1, v1.Platform{OS: "linux", Architecture: "amd64"}, v1.Platform{OS: "linux", Architecture: "arm64"}), "", "")
+	nodes = filepath.Join(t.TempDir(), "nodes.json")
+	require.NoError(t, os.WriteFile(nodes, []byte(`{"items":[{"metadata":{"name":"vf2","labels":{"kubernetes.io/os":"linux","kubernetes.io/arch":"riscv64"}}}]}`), 0o644))
+	return ref, nodes
+}
+
 // TestVerifyJSON: findings are objects, once each, and stderr has the one
 // error line and no pointer to a report.
 func TestVerifyJSON(t *testing.T) {
-	host := relRegistry(t, "", "")
-	ref := host + "/g/helper:v1"
-	relPushIndex(t, ref, testkit.Index(t, 256, 1, v1.Platform{OS: "linux", Architecture: "amd64"}, v1.Platform{OS: "linux", Architecture: "arm64"}), "", "")
-	nodes := filepath.Join(t.TempDir(), "nodes.json")
-	require.NoError(t, os.WriteFile(nodes, []byte(`{"items":[{"metadata":{"name":"vf2","labels":{"kubernetes.io/os":"linux","kubernetes.io/arch":"riscv64"}}}]}`), 0o644))
+	ref, nodes := twoPlatformsAndARiscvNode(t)
 
 	res := relRun(t, t.Context(), relEnv(t), "verify", "--format", "json", "--nodes", nodes, "--platforms", "linux/amd64,linux/s390x", ref)
 	assert.Equal(t, 1, res.code)
@@ -118,11 +125,7 @@ func TestBuildCheckFailurePrintsTable(t *testing.T) {
 // --format prints, and also when a check fails; an unwritable path fails
 // before the image is read.
 func TestVerifyMetadataFile(t *testing.T) {
-	host := relRegistry(t, "", "")
-	ref := host + "/g/helper:v1"
-	relPushIndex(t, ref, testkit.Index(t, 256, 1, v1.Platform{OS: "linux", Architecture: "amd64"}, v1.Platform{OS: "linux", Architecture: "arm64"}), "", "")
-	nodes := filepath.Join(t.TempDir(), "nodes.json")
-	require.NoError(t, os.WriteFile(nodes, []byte(`{"items":[{"metadata":{"name":"vf2","labels":{"kubernetes.io/os":"linux","kubernetes.io/arch":"riscv64"}}}]}`), 0o644))
+	ref, nodes := twoPlatformsAndARiscvNode(t)
 	meta := filepath.Join(t.TempDir(), "verify.json")
 
 	type file struct {
