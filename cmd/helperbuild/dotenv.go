@@ -95,7 +95,7 @@ func dotenv(res *release.Result, d publish.Destination, flag string) ([]byte, er
 		pi := publishImage(img)
 		tag := dotenvTag(d.IndexTags(pi))
 		images = append(images, dotenvImage{name: img.Name, tagged: tag != ""})
-		values = append(values, d.Reference(pi)+"@"+img.Digest.String())
+		values = append(values, d.Pinned(pi, img.Digest))
 		if tag != "" {
 			values = append(values, tag)
 		}

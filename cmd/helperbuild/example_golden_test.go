@@ -136,6 +136,13 @@ func TestExampleOutputsGolden(t *testing.T) {
 	golden(t, filepath.Join(testdata, "example-build.summary.golden"), k.mask(t, stdout))
 	golden(t, filepath.Join(testdata, "example-build.metadata.golden"), k.mask(t, readFile(t, buildMeta)))
 	golden(t, filepath.Join(testdata, "example-build.dotenv.golden"), k.mask(t, readFile(t, buildEnv)))
+	// The dotenv's pinned reference is one verify reads.
+	for _, line := range strings.Split(strings.TrimSpace(readFile(t, buildEnv)), "\n") {
+		if key, ref, _ := strings.Cut(line, "="); strings.HasSuffix(key, "_IMAGE") {
+			code, _, stderr := run(t, baseEnv(), "verify", "--platforms", "linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x", ref)
+			assert.Equal(t, 0, code, "verify %s: %s", ref, stderr)
+		}
+	}
 
 	host, _ := startRegistry(t)
 	pushMeta, pushEnv := files("push")

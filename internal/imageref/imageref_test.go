@@ -34,6 +34,9 @@ func TestParse(t *testing.T) {
 		{in: "oci:out/oci", transport: Layout, path: "out/oci", str: "oci:out/oci"},
 		{in: "oci:out/oci:helper:v1", transport: Layout, path: "out/oci", tag: "helper:v1"},
 		{in: "oci-archive:img.tar:v1", transport: Archive, path: "img.tar", tag: "v1"},
+		{in: "oci:out/oci:helper:v1@sha256:" + strings.Repeat("ab", 32), transport: Layout, path: "out/oci", tag: "helper:v1", str: "oci:out/oci:helper:v1@sha256:" + strings.Repeat("ab", 32)},
+		{in: "oci:out/oci@sha256:" + strings.Repeat("ab", 32), transport: Layout, path: "out/oci"},
+		{in: "oci:out/oci:helper:v1@sha256:abc", wantErr: "want @sha256: and 64 hex digits"},
 		{in: "registry.example.com/g/helper:v1", transport: Registry, str: "registry.example.com/g/helper:v1"},
 		{in: "docker://localhost:5000/g/h:v1", transport: Registry, str: "localhost:5000/g/h:v1"},
 		{in: "alpine", transport: Registry, str: "alpine"},
@@ -92,6 +95,19 @@ func TestReadLayoutAndSelect(t *testing.T) {
 	assert.ErrorContains(t, err, "has no linux/s390x (it offers: linux/amd64,linux/arm64,linux/arm/v7)")
 	_, _, err = a.ImageFor(v1.Platform{OS: "linux", Architecture: "arm", Variant: "v6"})
 	assert.ErrorContains(t, err, "has no linux/arm/v6")
+
+	// A digest pins an entry, or selects it.
+	pinned, err := Read(ctx, mustParse(t, "oci:"+dir+":base:1@"+a.Digest.String()), Options{})
+	require.NoError(t, err)
+	assert.Equal(t, a.Digest, pinned.Digest)
+	byDigest, err := Read(ctx, mustParse(t, "oci:"+dir+"@"+a.Digest.String()), Options{})
+	require.NoError(t, err)
+	assert.NotNil(t, byDigest.Index)
+	other := "sha256:" + strings.Repeat("0", 64)
+	_, err = Read(ctx, mustParse(t, "oci:"+dir+":base:1@"+other), Options{})
+	assert.ErrorContains(t, err, `entry "base:1" is `+a.Digest.String()+", not the pinned digest")
+	_, err = Read(ctx, mustParse(t, "oci:"+dir+"@"+other), Options{})
+	assert.ErrorContains(t, err, "no entry with digest "+other)
 
 	single, err := Read(ctx, mustParse(t, "oci:"+dir+":single"), Options{})
 	require.NoError(t, err)

@@ -106,11 +106,20 @@ func readLayout(ref Ref, dir string, blobs *Blobs) (*Artifact, error) {
 	for i, d := range im.Manifests {
 		n := d.Annotations[specsv1.AnnotationRefName]
 		names = append(names, n)
-		if ref.Tag == "" && len(im.Manifests) == 1 || ref.Tag != "" && n == ref.Tag {
+		switch {
+		case ref.Tag != "" && n == ref.Tag,
+			ref.Tag == "" && ref.Digest != (v1.Hash{}) && d.Digest == ref.Digest,
+			ref.Tag == "" && ref.Digest == (v1.Hash{}) && len(im.Manifests) == 1:
 			chosen = &im.Manifests[i]
 		}
 	}
+	if chosen != nil && ref.Digest != (v1.Hash{}) && chosen.Digest != ref.Digest {
+		return nil, fmt.Errorf("%s: entry %q is %s, not the pinned digest; the layout was rewritten since", ref, ref.Tag, chosen.Digest)
+	}
 	if chosen == nil {
+		if ref.Tag == "" && ref.Digest != (v1.Hash{}) {
+			return nil, fmt.Errorf("%s: no entry with digest %s in the layout (it has %q)", ref, ref.Digest, names)
+		}
 		if ref.Tag == "" {
 			return nil, fmt.Errorf("%s: the layout holds %d entries %q; name one as %s:TAG", ref, len(im.Manifests), names, ref)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // Transport says where a reference's bytes live.
@@ -32,6 +33,9 @@ type Ref struct {
 	// Tag selects an entry of a layout by its org.opencontainers.image.ref.name
 	// annotation; empty means the layout's only entry.
 	Tag string
+	// Digest pins a layout entry ("oci:DIR:TAG@sha256:..."): the entry must
+	// have it; without Tag it selects the entry that has it.
+	Digest v1.Hash
 	raw string
 }
 
@@ -55,17 +59,17 @@ func Parse(s string, insecure []string) (Ref, error) {
 	case s == "scratch":
 		return Ref{Transport: Scratch, raw: s}, nil
 	case strings.HasPrefix(s, "oci:"):
-		path, tag := splitPathTag(strings.TrimPrefix(s, "oci:"))
-		if path == "" {
-			return Ref{}, fmt.Errorf("image reference %q: oci: needs a directory, e.g. oci:out/oci", s)
+		path, tag, digest, err := splitPathTag(s, strings.TrimPrefix(s, "oci:"))
+		if err == nil && path == "" {
+			err = fmt.Errorf("image reference %q: oci: needs a directory, e.g. oci:out/oci", s)
 		}
-		return Ref{Transport: Layout, Path: path, Tag: tag, raw: s}, nil
+		return Ref{Transport: Layout, Path: path, Tag: tag, Digest: digest, raw: s}, err
 	case strings.HasPrefix(s, "oci-archive:"):
-		path, tag := splitPathTag(strings.TrimPrefix(s, "oci-archive:"))
-		if path == "" {
-			return Ref{}, fmt.Errorf("image reference %q: oci-archive: needs a file, e.g. oci-archive:image.tar", s)
+		path, tag, digest, err := splitPathTag(s, strings.TrimPrefix(s, "oci-archive:"))
+		if err == nil && path == "" {
+			err = fmt.Errorf("image reference %q: oci-archive: needs a file, e.g. oci-archive:image.tar", s)
 		}
-		return Ref{Transport: Archive, Path: path, Tag: tag, raw: s}, nil
+		return Ref{Transport: Archive, Path: path, Tag: tag, Digest: digest, raw: s}, err
 	case strings.HasPrefix(s, "docker://"):
 		s = strings.TrimPrefix(s, "docker://")
 	}
@@ -103,12 +107,20 @@ func nameOptions(s string, insecure []string) []name.Option {
 	return nil
 }
 
-// splitPathTag splits "DIR:TAG" at the first colon, as skopeo does.
-func splitPathTag(s string) (path, tag string) {
-	if i := strings.Index(s, ":"); i >= 0 {
-		return s[:i], s[i+1:]
+// splitPathTag splits "DIR:TAG" at the first colon, as skopeo does, and
+// a trailing "@sha256:<hex>" off as the digest that pins the entry (ref is
+// the whole reference, for the error).
+func splitPathTag(ref, s string) (path, tag string, digest v1.Hash, err error) {
+	if i := strings.LastIndex(s, "@sha256:"); i >= 0 {
+		if digest, err = v1.NewHash(s[i+1:]); err != nil {
+			return "", "", v1.Hash{}, fmt.Errorf("image reference %q: %w (want @sha256: and 64 hex digits)", ref, err)
+		}
+		s = s[:i]
 	}
-	return s, ""
+	if i := strings.Index(s, ":"); i >= 0 {
+		return s[:i], s[i+1:], digest, nil
+	}
+	return s, "", digest, nil
 }
 
 // registryOf returns the host part of a reference, as name would parse it.

@@ -25,7 +25,8 @@ type Destination interface {
 	// Reference names img at the destination, for the report: a registry
 	// repository, or the layout reference of its first entry.
 	Reference(img Image) string
-	// Pinned is the report's heading for img with digest.
+	// Pinned is img's reference pinned by digest: the report's heading and
+	// what later jobs are given.
 	Pinned(img Image, digest v1.Hash) string
 	// IndexTags are the names of the tags that point at img's index, as
 	// the user addresses them.
@@ -102,9 +103,10 @@ func (d *Layout) entry(img Image, tag string) string {
 	return d.Ref.String() + ":" + tag
 }
 
-// Pinned is the reference and the digest.
+// Pinned is REFERENCE@DIGEST, which verify (imageref.Parse) reads as the
+// entry pinned by its digest.
 func (d *Layout) Pinned(img Image, digest v1.Hash) string {
-	return d.Reference(img) + " " + digest.String()
+	return d.Reference(img) + "@" + digest.String()
 }
 
 // IndexTags are the entries' references (oci:DIR:NAME:TAG).

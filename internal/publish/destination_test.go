@@ -45,7 +45,7 @@ func TestLayoutDestination(t *testing.T) {
 		}
 		assert.Equal(t, want, entries)
 		assert.Equal(t, wantRef, d.Reference(img))
-		assert.Equal(t, wantRef+" "+digests[1].String(), d.Pinned(img, digests[1]))
+		assert.Equal(t, wantRef+"@"+digests[1].String(), d.Pinned(img, digests[1]))
 		assert.Equal(t, []string{wantRef}, d.IndexTags(img), "full references, as a registry's")
 		assert.Equal(t, strings.TrimSuffix(wantRef, "v1")+"x86_64-v1", d.PlatformTag(img, "x86_64-v1"))
 	}
