@@ -90,7 +90,7 @@ func runInit(cmd *cobra.Command, env Env, f *initFlags) error {
 	if !strings.HasPrefix(ref, "v") {
 		ref = "main" // a development build: the template as on the main branch
 	}
-	ci := scaffold.CI(templateProject, ref)
+	ci := scaffold.CI(repo, templateProject, ref)
 	out := cmd.OutOrStdout()
 	if f.stdout {
 		fmt.Fprintf(out, "# --- %s\n%s\n# --- %s\n%s", initRecipe, recipe, ciPath, ci)

@@ -36,7 +36,7 @@ type Ref struct {
 	// Digest pins a layout entry ("oci:DIR:TAG@sha256:..."): the entry must
 	// have it; without Tag it selects the entry that has it.
 	Digest v1.Hash
-	raw string
+	raw    string
 }
 
 // String returns the reference as the user wrote it (normalised for registries).

@@ -3,6 +3,7 @@ package scaffold
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"strings"
 	"text/template"
 )
@@ -116,13 +117,33 @@ images:
 {{- end}}
 `))
 
-// CI is the GitLab CI fragment that releases the recipe on every tag
+// CI is the GitLab CI fragment that releases r's recipe on every tag
 // through helperbuild's template (one job per platform, one merge), as
-// included from project at ref.
-func CI(project, ref string) []byte {
+// included from project at ref. The jobs are named after the module
+// (gitlab-runner-build, gitlab-runner-release).
+func CI(r *Repo, project, ref string) []byte {
 	var buf bytes.Buffer
-	_ = ciTemplate.Execute(&buf, map[string]any{"Project": project, "Ref": ref, "Platforms": strings.Join(Platforms, ", ")})
+	_ = ciTemplate.Execute(&buf, map[string]any{"Project": project, "Ref": ref, "Name": jobName(r.Module),
+		"Platforms": strings.Join(Platforms, ", ")})
 	return buf.Bytes()
+}
+
+// jobName is the last element of module as the template's name input
+// takes it ([a-z0-9][a-z0-9-]*); "release" when nothing of it is left.
+func jobName(module string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(path.Base(module)) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0:
+			b.WriteByte('-')
+		}
+	}
+	if n := strings.TrimRight(b.String(), "-"); n != "" {
+		return n
+	}
+	return "release"
 }
 
 var ciTemplate = template.Must(template.New("ci").Parse(`# Release the images of helperbuild.yaml on every tag, written by helperbuild
@@ -134,7 +155,7 @@ include:
     ref: {{.Ref}}
     file: ci/gitlab/release.gitlab-ci.yml
     inputs:
-      name: release
+      name: {{.Name}}
       platforms: [{{.Platforms}}]
     rules:
       - if: $CI_COMMIT_TAG

@@ -62,6 +62,13 @@ func TestInspect(t *testing.T) {
 	assert.Contains(t, string(recipe), `args: {BASE_IMAGE: "registry.example.com/base/helper:1"}`)
 	assert.NotContains(t, string(recipe), "BASE_IMAGE is scratch")
 
+	ci := string(CI(r, "helperbuild/helperbuild", "v1.0.0"))
+	assert.Contains(t, ci, "      name: runner\n", "jobs named after the module")
+	assert.Contains(t, ci, "    ref: v1.0.0\n    file: ci/gitlab/release.gitlab-ci.yml\n")
+	assert.Equal(t, "gitlab-runner", jobName("gitlab.com/gitlab-org/gitlab-runner"))
+	assert.Equal(t, "my-fork-2", jobName("example.com/My_Fork.2"))
+	assert.Equal(t, "release", jobName("example.com/_"))
+
 	_, err = Recipe(&Repo{Others: []string{"./cmd/a"}}, "scratch")
 	assert.ErrorContains(t, err, "found main packages ./cmd/a, none named gitlab-runner-helper or gitlab-runner")
 }
