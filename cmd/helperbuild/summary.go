@@ -89,8 +89,8 @@ func publishHint(w io.Writer, res *release.Result, d publish.Destination) error 
 	fmt.Fprintf(w, "\nWritten to the %s %s: %d %s, %d platform %s.\n", what, layout.Ref.Path,
 		len(res.Images), plural(len(res.Images), "image", "images"), manifests, plural(manifests, "manifest", "manifests"))
 	instead := "--repo REGISTRY/GROUP"
-	if layout.Single {
-		instead = "--tag REGISTRY/GROUP/NAME:TAG"
+	if layout.Single && len(res.Images) == 1 {
+		instead = "--tag REGISTRY/GROUP/" + res.Images[0].Name + ":TAG"
 	}
 	fmt.Fprintf(w, "To publish: run the same command as push with %s in place of --output\n", instead)
 	fmt.Fprintln(w, "(same commit, same digests; the cache spares the compiles), or copy each index as is (per-platform tags stay behind):")
@@ -100,12 +100,8 @@ func publishHint(w io.Writer, res *release.Result, d publish.Destination) error 
 		if len(tags) == 0 {
 			continue
 		}
-		name := img.Name
-		if name == "" || layout.Single {
-			name = "NAME"
-		}
 		tag := tags[0][strings.LastIndex(tags[0], ":")+1:]
-		fmt.Fprintf(w, "  skopeo copy --all --preserve-digests %s docker://REGISTRY/GROUP/%s:%s\n", tags[0], name, tag)
+		fmt.Fprintf(w, "  skopeo copy --all --preserve-digests %s docker://REGISTRY/GROUP/%s:%s\n", tags[0], img.Name, tag)
 	}
 	return nil
 }

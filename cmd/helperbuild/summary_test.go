@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/helperbuild/helperbuild/internal/release"
+)
+
+// TestGitLabLines: what the summary tells an operator to paste depends on
+// the image's name or contract and on whether its tags follow GitLab's
+// <arch>-v<version> scheme.
+func TestGitLabLines(t *testing.T) {
+	digest := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("ab", 32)}
+	amd64, arm := v1.Platform{OS: "linux", Architecture: "amd64"}, v1.Platform{OS: "linux", Architecture: "arm", Variant: "v7"}
+	image := func(name, contract string, amdTags, armTags []string) release.Image {
+		return release.Image{Name: name, Contract: contract, Digest: digest, Platforms: []release.Platform{
+			{Platform: amd64, Tags: amdTags}, {Platform: arm, Tags: armTags}}}
+	}
+	const repo = "registry.example.com/g/helper"
+	versionLine := `helper_image = "registry.example.com/g/helper:v${CI_RUNNER_VERSION}"`
+	for _, tc := range []struct {
+		name      string
+		img       release.Image
+		tags      []string
+		want, not []string
+	}{
+		{name: "GitLab's scheme", img: image("gitlab-runner-helper", "", []string{"x86_64-v17.10.0"}, []string{"arm-v17.10.0"}),
+			tags: []string{repo + ":v17.10.0", repo + ":latest"},
+			want: []string{`helper_image = "registry.example.com/g/helper@sha256:` + digest.Hex + `"`, versionLine}},
+		{name: "flavoured tags, version without v", img: image("gitlab-runner-helper", "", []string{"ubuntu-x86_64-v17.10.0"}, []string{"ubuntu-arm-v17.10.0"}),
+			tags: []string{repo + ":17.10.0"},
+			want: []string{`helper_image = "registry.example.com/g/helper:${CI_RUNNER_VERSION}"`}},
+		{name: "a platform without a GitLab tag", img: image("gitlab-runner-helper", "", []string{"x86_64-v17.10.0"}, nil),
+			tags: []string{repo + ":v17.10.0"}, want: []string{"pinned to this build"}, not: []string{"CI_RUNNER_VERSION"}},
+		{name: "arch names that are not the platform's", img: image("gitlab-runner-helper", "", []string{"arm-v17.10.0"}, []string{"x86_64-v17.10.0"}),
+			tags: []string{repo + ":v17.10.0"}, not: []string{"CI_RUNNER_VERSION"}},
+		{name: "versions that differ", img: image("gitlab-runner-helper", "", []string{"x86_64-v17.10.0"}, []string{"arm-v17.11.0"}),
+			tags: []string{repo + ":v17.10.0"}, not: []string{"CI_RUNNER_VERSION"}},
+		{name: "no index tag of the version", img: image("gitlab-runner-helper", "", []string{"x86_64-v17.10.0"}, []string{"arm-v17.10.0"}),
+			tags: []string{repo + ":stable"}, not: []string{"CI_RUNNER_VERSION"}},
+		{name: "a helper by its contract", img: image("my-helper", "helper", nil, nil), tags: []string{repo + ":v1"},
+			want: []string{"[runners.kubernetes]"}},
+		{name: "a contract says otherwise", img: image("gitlab-runner-helper", "runner", nil, nil), tags: []string{"registry.example.com/g/gitlab-runner-helper:v1"},
+			want: []string{"Helm chart values", "      image: g/gitlab-runner-helper\n", "      tag: v1\n"}, not: []string{"helper_image"}},
+		{name: "a runner", img: image("group/gitlab-runner", "", nil, nil), tags: []string{"localhost:5000/group/gitlab-runner:latest", "localhost:5000/group/gitlab-runner:v2"},
+			want: []string{"      registry: localhost:5000\n      image: group/gitlab-runner\n      tag: v2\n"}},
+		{name: "a runner without tags", img: image("gitlab-runner", "", nil, nil), not: []string{"Helm"}},
+		{name: "another image", img: image("tools", "", nil, nil), tags: []string{"r.example.com/tools:v1"}, not: []string{"helper_image", "Helm"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			gitlabLines(&b, tc.img, repo, tc.tags)
+			for _, w := range tc.want {
+				assert.Contains(t, b.String(), w)
+			}
+			for _, n := range tc.not {
+				assert.NotContains(t, b.String(), n)
+			}
+		})
+	}
+}
+
+func TestHumanSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 816348: "797.2 KiB", 48 << 20: "48.0 MiB", 3 << 30: "3.0 GiB"} {
+		assert.Equal(t, want, humanSize(n), "%d", n)
+	}
+}
