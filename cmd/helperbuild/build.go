@@ -82,7 +82,7 @@ described by helperbuild.yaml (or --config).`,
 	fl.StringVar(&f.source, "source", "", "source repository URL for org.opencontainers.image.source (default: CI_PROJECT_URL, else the git remote)")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
 	f.retry.register(fl)
-	fl.StringVar(&f.metadataFile, "metadata-file", "", "write the result (digests, tags, platforms) as JSON to this file")
+	fl.StringVar(&f.metadataFile, "metadata-file", "", "write the result (digests, tags, platforms, sizes) as JSON to this file (docs/metadata.md)")
 	fl.StringVar(&f.dotenv, "dotenv", "", "write each image's pinned reference and tag as GitLab CI variables (artifacts:reports:dotenv) to this file")
 	fl.StringVar(&f.base, "base", "", "config-free: base image (registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or scratch)")
 	fl.StringVar(&f.binaryName, "binary-name", "", "config-free: name of the binary in /usr/bin (default: last element of PACKAGE)")
