@@ -39,9 +39,19 @@ func Recipe(r *Repo, base string) ([]byte, error) {
 	var buf bytes.Buffer
 	err := recipeTemplate.Execute(&buf, map[string]any{
 		"Repo": r, "Base": base, "BaseYAML": baseYAML(base), "Platforms": strings.Join(Platforms, ", "), "Ldflags": ldflags,
-		"Helper": HelperName, "Runner": RunnerName, "PackagingDir": PackagingDir,
+		"Others": others(r.Others), "Helper": HelperName, "Runner": RunnerName, "PackagingDir": PackagingDir,
 	})
 	return buf.Bytes(), err
+}
+
+// others lists the main packages the recipe leaves out, at most five by
+// name.
+func others(mains []string) string {
+	const shown = 5
+	if len(mains) <= shown {
+		return strings.Join(mains, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(mains[:shown], ", "), len(mains)-shown)
 }
 
 // baseYAML is base as a YAML scalar: scratch as is, a reference quoted.
@@ -86,8 +96,8 @@ binaries:
   - main: {{.Repo.Runner}}
     output: {{.Runner}}-{{"{{.OS}}-{{.Arch}}"}}
 {{- end}}
-{{- range .Repo.Others}}
-# other main package, not built: {{.}}
+{{- if .Others}}
+# Not built (other main packages): {{.Others}}
 {{- end}}
 
 # No dockerfile: helperbuild's built-in ones, the same form as GitLab Runner's

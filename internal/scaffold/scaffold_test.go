@@ -53,7 +53,8 @@ func TestInspect(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(recipe), "\n    -X gitlab.example.com/fork/runner/common.BUILT={{.Date}}\n")
 	assert.NotContains(t, string(recipe), "common.BRANCH")
-	assert.Contains(t, string(recipe), "# other main package, not built: ./tools/gen\n")
+	assert.Contains(t, string(recipe), "# Not built (other main packages): ./tools/gen\n")
+	assert.Equal(t, "./a, ./b, ./c, ./d, ./e and 2 more", others([]string{"./a", "./b", "./c", "./d", "./e", "./f", "./g"}))
 	assert.Contains(t, string(recipe), "lacks; add an image named gitlab-runner once it has it", "no packaging dir, no runner image")
 	assert.NotContains(t, string(recipe), "- name: gitlab-runner\n")
 
