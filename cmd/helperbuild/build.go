@@ -26,6 +26,7 @@ type buildFlags struct {
 	source       string
 	insecure     []string
 	retry        retryFlags
+	progress     progressFlags
 	metadataFile string
 	dotenv       string
 	base         string
@@ -82,6 +83,8 @@ described by helperbuild.yaml (or --config).`,
 	fl.StringVar(&f.source, "source", "", "source repository URL for org.opencontainers.image.source (default: CI_PROJECT_URL, else the git remote)")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
 	f.retry.register(fl)
+	f.progress.register(fl)
+	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions(progressModes, cobra.ShellCompDirectiveNoFileComp))
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "write the result (digests, tags, platforms, sizes) as JSON to this file (docs/metadata.md)")
 	fl.StringVar(&f.dotenv, "dotenv", "", "write each image's pinned reference and tag as GitLab CI variables (artifacts:reports:dotenv) to this file")
 	fl.StringVar(&f.base, "base", "", "config-free: base image (registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or scratch)")

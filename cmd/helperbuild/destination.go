@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -119,6 +120,37 @@ func (d *destination) parseConfigFreeTags(f *buildFlags, env Env, pkg string) er
 	}
 	d.naming = tags
 	return nil
+}
+
+// String says where the images go, for the start line.
+func (d *destination) String() string {
+	switch n := d.naming.(type) {
+	case publish.ByPrefix:
+		return strings.TrimSuffix(n.Prefix, "/") + "/<image>"
+	case publish.ByTags:
+		refs := make([]string, len(n))
+		for i, t := range n {
+			refs[i] = t.String()
+		}
+		return strings.Join(refs, ", ")
+	}
+	return d.output.String()
+}
+
+// publishHeader and publishOutcome open and close the publish phase.
+func (d *destination) publishHeader() string {
+	if d.naming != nil {
+		return "publish: manifests by digest, checked, then tags"
+	}
+	return "publish: write " + d.output.String()
+}
+
+func (d *destination) publishOutcome(res *release.Result) string {
+	indexes, manifests := len(res.Images), 0
+	for _, img := range res.Images {
+		manifests += len(img.Platforms)
+	}
+	return fmt.Sprintf("%d %s, %d %s", indexes, plural(indexes, "index", "indexes"), manifests, plural(manifests, "manifest", "manifests"))
 }
 
 // layoutTags are the tag names of a config-free image.

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/retry"
 )
 
@@ -37,7 +38,8 @@ func (f *retryFlags) validate() error {
 func withRetries(o imageref.Options, f retryFlags, log *slog.Logger) (imageref.Options, *retry.Transport, error) {
 	ro := retry.DefaultOptions()
 	ro.Retries, ro.Timeout, ro.Logger = f.retries, f.timeout, log
-	rt, err := retry.New(o.HTTPTransport(), ro)
+	// Below the retries, so the bytes of each attempt are counted as they go out.
+	rt, err := retry.New(progress.CountingTransport(o.HTTPTransport()), ro)
 	if err != nil {
 		return o, nil, usageError{err}
 	}

@@ -115,20 +115,21 @@ so every node of a mixed-architecture cluster pulls its native build from one ta
 // times and without the query of any URL in them (upload locations carry
 // session state there).
 func logger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey && len(groups) == 0 {
-				return slog.Attr{}
-			}
-			switch v := a.Value.Resolve(); {
-			case v.Kind() == slog.KindString:
-				a.Value = slog.StringValue(withoutQueries(v.String()))
-			case v.Kind() == slog.KindAny:
-				if err, ok := v.Any().(error); ok {
-					a.Value = slog.StringValue(withoutQueries(err.Error()))
-				}
-			}
-			return a
-		},
-	}))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: redactAttr}))
+}
+
+// redactAttr drops a record's time and the query of any URL in a value.
+func redactAttr(groups []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.TimeKey && len(groups) == 0 {
+		return slog.Attr{}
+	}
+	switch v := a.Value.Resolve(); {
+	case v.Kind() == slog.KindString:
+		a.Value = slog.StringValue(withoutQueries(v.String()))
+	case v.Kind() == slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			a.Value = slog.StringValue(withoutQueries(err.Error()))
+		}
+	}
+	return a
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/gitmeta"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/release"
@@ -32,6 +33,8 @@ type buildRun struct {
 	cacheDir     string
 	metadataFile string
 	dotenvFile   string
+	progress     progressFlags
+	command      string // "helperbuild push", for the start line
 }
 
 // buildExec runs a prepared build or push; tests swap it to look at what
@@ -47,6 +50,9 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 		return nil, usagef("--compression-level %d: want 1 (fastest) to 9 (smallest)", f.level)
 	}
 	if err := f.retry.validate(); err != nil {
+		return nil, err
+	}
+	if err := f.progress.validate(); err != nil {
 		return nil, err
 	}
 	platforms, all, err := parsePlatforms(f.platforms)
@@ -99,12 +105,24 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 		cacheDir:     cache,
 		metadataFile: f.metadataFile,
 		dotenvFile:   f.dotenv,
+		progress:     f.progress,
+		command:      cmd.CommandPath(),
 	}, nil
 }
 
 // execute builds, publishes and reports.
 func (r *buildRun) execute(cmd *cobra.Command) error {
-	res, dest, err := r.buildAndPublish(cmd)
+	prog := openProgress(r.progress, cmd.ErrOrStderr(), r.env)
+	prog.start(r.command, r.plan, r.dest.String())
+	res, dest, err := r.buildAndPublish(cmd, prog)
+	prog.close(err) // the final state, before anything else is printed
+	var failed *verify.FailedError
+	if errors.As(err, &failed) {
+		// The findings as verify prints them; the error line says what failed.
+		if werr := verify.WriteTable(cmd.ErrOrStderr(), failed.Name, failed.Report); werr != nil {
+			return werr
+		}
+	}
 	if err != nil {
 		var terr *publish.TagError
 		if !errors.As(err, &terr) {
@@ -117,9 +135,9 @@ func (r *buildRun) execute(cmd *cobra.Command) error {
 
 // buildAndPublish builds, then publishes; tags are written last. It
 // returns where the images went, for the report.
-func (r *buildRun) buildAndPublish(cmd *cobra.Command) (*release.Result, publish.Destination, error) {
+func (r *buildRun) buildAndPublish(cmd *cobra.Command, prog *runProgress) (*release.Result, publish.Destination, error) {
 	ctx := cmd.Context()
-	log := logger(cmd.ErrOrStderr())
+	log := prog.log
 	tmp, err := os.MkdirTemp("", "helperbuild-")
 	if err != nil {
 		return nil, nil, err
@@ -131,7 +149,7 @@ func (r *buildRun) buildAndPublish(cmd *cobra.Command) (*release.Result, publish
 	// Every base blob is fetched once per run, however many platforms,
 	// images and checks read it.
 	opts.Blobs = imageref.NewBlobs(filepath.Join(tmp, "blobs"))
-	imgOpts, rt, err := withRetries(opts, r.retry, log)
+	imgOpts, rt, err := withRetries(opts, r.retry, prog.retry)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -145,6 +163,7 @@ func (r *buildRun) buildAndPublish(cmd *cobra.Command) (*release.Result, publish
 		TempDir:          tmp,
 		CacheDir:         r.cacheDir,
 		Logger:           log,
+		Progress:         prog.rep,
 	}
 	dest, err := r.dest.open(ctx, r.plan, imgOpts, tmp, r.meta.Created, log)
 	if err != nil {
@@ -153,13 +172,6 @@ func (r *buildRun) buildAndPublish(cmd *cobra.Command) (*release.Result, publish
 	hooks := dest.Hooks(ctx)
 	ro.Preflight, ro.OnImage, ro.OnLayer = hooks.Preflight, hooks.OnImage, hooks.OnLayer
 	res, err := release.Build(ctx, r.plan, ro)
-	var failed *verify.FailedError
-	if errors.As(err, &failed) {
-		// The findings as verify prints them; the error line says what failed.
-		if werr := verify.WriteTable(cmd.ErrOrStderr(), failed.Name, failed.Report); werr != nil {
-			return nil, nil, werr
-		}
-	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -167,7 +179,12 @@ func (r *buildRun) buildAndPublish(cmd *cobra.Command) (*release.Result, publish
 	for _, img := range res.Images {
 		images = append(images, publishImage(img))
 	}
-	return res, dest, dest.Publish(ctx, images)
+	prog.phase(progress.KindPhaseStart, "publish", r.dest.publishHeader())
+	if err := dest.Publish(ctx, images); err != nil {
+		return nil, nil, err
+	}
+	prog.phase(progress.KindPhaseEnd, "publish", r.dest.publishOutcome(res))
+	return res, dest, nil
 }
 
 // outputFiles are the files a release writes besides its summary; ""

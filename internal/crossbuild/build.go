@@ -37,6 +37,10 @@ type Options struct {
 	Jobs    int          // builds at a time; must be at least 1
 	Logger  *slog.Logger // one Info "compiled" per target; nil logs nothing
 
+	// Before, if set, runs in the worker that compiles target i, just
+	// before it starts (the release shows the platform as compiling).
+	Before func(ctx context.Context, i int)
+
 	// After, if set, runs in the same worker right after target i compiled,
 	// so the caller can process a binary while other platforms still
 	// compile. Its error fails the build like a compile error.
@@ -81,6 +85,9 @@ func Build(ctx context.Context, targets []Target, opts Options) error {
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
 				return err // an earlier target failed or the caller cancelled
+			}
+			if opts.Before != nil {
+				opts.Before(gctx, i)
 			}
 			start := time.Now()
 			if err := compile(gctx, goCmd, opts.Dir, j); err != nil {

@@ -40,6 +40,7 @@ var roles = map[string]role{
 	"internal/gitmeta":    shared,
 	"internal/imageref":   shared,
 	"internal/platform":   shared,
+	"internal/progress":   shared,
 	"internal/retry":      shared,
 	"internal/rootfs":     shared,
 	"internal/sandbox":    shared,

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/progress"
 )
 
 // Registry publishes to registries with ToRegistry. While the release
@@ -78,7 +79,8 @@ func (r *Registry) Repositories() []name.Repository {
 func (r *Registry) Hooks(ctx context.Context) Hooks {
 	return Hooks{
 		Preflight: r.preflight,
-		OnImage: func(_ context.Context, image string, _ v1.Platform, img v1.Image) error {
+		OnImage: func(hctx context.Context, image string, _ v1.Platform, img v1.Image) error {
+			ctx := progress.CarryCounter(ctx, hctx) // the release counts the bytes sent
 			for _, repo := range r.naming.repositories(image) {
 				if err := r.uploader.Image(ctx, repo, img); err != nil {
 					return err
@@ -86,7 +88,8 @@ func (r *Registry) Hooks(ctx context.Context) Hooks {
 			}
 			return nil
 		},
-		OnLayer: func(_ context.Context, image string, _ v1.Platform, l v1.Layer) error {
+		OnLayer: func(hctx context.Context, image string, _ v1.Platform, l v1.Layer) error {
+			ctx := progress.CarryCounter(ctx, hctx)
 			var g errgroup.Group // each repository reads the stream on its own
 			for _, repo := range r.naming.repositories(image) {
 				g.Go(func() error { return r.uploader.Layer(ctx, repo, l) })

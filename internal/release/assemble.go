@@ -12,6 +12,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/layer"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/rootfs"
 	"github.com/helperbuild/helperbuild/internal/verify"
@@ -32,8 +33,10 @@ type assembler struct {
 
 	slots *slots // when layer work may run beside the compiles, on how many goroutines
 
-	mu      sync.Mutex
-	pending []int              // [plan platform] binaries not yet compiled
+	mu        sync.Mutex
+	pending   []int              // [plan platform] binaries not yet compiled
+	binaries  []int              // [plan platform] binaries to compile
+	compiles  []bool             // [plan platform] a compile has started
 	images  [][]v1.Image       // [image][platform], nil until assembled
 	checks  [][][]verify.Check // [image][platform], set with images
 }
@@ -43,15 +46,43 @@ type assembler struct {
 func newAssembler(plan *recipe.Plan, units [][]unit, b *bases, binDir string, cache *layer.Cache, opts Options, targetPlatforms []int) *assembler {
 	a := &assembler{plan: plan, units: units, bases: b, binDir: binDir, cache: cache, opts: opts,
 		slots: newSlots(opts.Jobs, len(targetPlatforms)), pending: make([]int, len(plan.Platforms)),
-		images: make([][]v1.Image, len(units)), checks: make([][][]verify.Check, len(units))}
+		images: make([][]v1.Image, len(units)), checks: make([][][]verify.Check, len(units)),
+		binaries: make([]int, len(plan.Platforms)), compiles: make([]bool, len(plan.Platforms))}
 	for i := range units {
 		a.images[i] = make([]v1.Image, len(units[i]))
 		a.checks[i] = make([][]verify.Check, len(units[i]))
 	}
 	for _, k := range targetPlatforms {
 		a.pending[k]++
+		a.binaries[k]++
 	}
 	return a
+}
+
+// compiling records that a binary for plan platform k starts compiling:
+// the first one moves its units to the compiling stage.
+func (a *assembler) compiling(k int) {
+	a.mu.Lock()
+	first := !a.compiles[k]
+	a.compiles[k] = true
+	a.mu.Unlock()
+	if first {
+		a.eachUnit(k, func(i, _ int, u unit) {
+			a.opts.stage(a.plan.Images[i].Name, u.platform, progress.Compiling, progress.Event{})
+		})
+	}
+}
+
+// eachUnit calls f for each unit of plan platform k.
+func (a *assembler) eachUnit(k int, f func(i, j int, u unit)) {
+	p := a.plan.Platforms[k].Platform
+	for i := range a.units {
+		for j, u := range a.units[i] {
+			if platform.Equal(u.platform, p) {
+				f(i, j, u)
+			}
+		}
+	}
 }
 
 // compiled records one binary for plan platform k; the last one schedules
@@ -66,13 +97,12 @@ func (a *assembler) compiled(k int) {
 		return
 	}
 	p := a.plan.Platforms[k].Platform
-	for i := range a.units {
-		for j, u := range a.units[i] {
-			if platform.Equal(u.platform, p) {
-				a.schedule(i, j)
-			}
-		}
-	}
+	a.opts.Progress.Event(progress.Event{Kind: progress.KindCompiled, Platform: platform.Format(p), Count: a.binaries[k]})
+	a.eachUnit(k, func(i, j int, u unit) {
+		// Compiled: the unit waits for a slot to write its layers.
+		a.opts.stage(a.plan.Images[i].Name, u.platform, progress.Waiting, progress.Event{})
+		a.schedule(i, j)
+	})
 }
 
 // rest assembles every unit not assembled yet.
@@ -107,11 +137,13 @@ func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 	if gated {
 		compiling = a.slots.acquire()
 	}
+	up := &uploads{opts: &a.opts, image: name, platform: u.platform}
+	uctx := up.context(ctx)
 	var st *streams
 	var follow func(*layer.Stream)
 	if !compiling && a.opts.OnLayer != nil {
 		st = &streams{upload: func(l v1.Layer) error {
-			return a.unitErr(i, j, a.opts.OnLayer(ctx, name, u.platform, l))
+			return a.unitErr(i, j, a.opts.OnLayer(uctx, name, u.platform, l))
 		}}
 		follow = st.follow
 	}
@@ -127,13 +159,55 @@ func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 	if st != nil {
 		err = st.end(err)
 	}
+	if err == nil && a.opts.OnImage != nil {
+		err = a.upload(uctx, i, j, img, up)
+	}
+	a.finished(ctx, i, j, img, up, err)
+	return err
+}
+
+// upload hands unit (i, j)'s image to OnImage.
+func (a *assembler) upload(ctx context.Context, i, j int, img v1.Image, up *uploads) error {
+	u := a.units[i][j]
+	total, _ := newBlobsSize(img, baseLayers(u))
+	a.opts.stage(a.plan.Images[i].Name, u.platform, progress.Uploading, progress.Event{Bytes: up.total(), Total: total})
+	return a.unitErr(i, j, a.opts.OnImage(ctx, a.plan.Images[i].Name, u.platform, img))
+}
+
+// baseLayers is how many of u's layers come from its base.
+func baseLayers(u unit) int {
+	if u.base == nil {
+		return 0
+	}
+	ls, err := u.base.Layers()
 	if err != nil {
-		return err
+		return 0
 	}
-	if a.opts.OnImage != nil {
-		return a.unitErr(i, j, a.opts.OnImage(ctx, name, u.platform, img))
+	return len(ls)
+}
+
+// finished reports unit (i, j) done (its digest, compressed size, new
+// layers and the bytes its uploads sent) or failed.
+func (a *assembler) finished(ctx context.Context, i, j int, img v1.Image, up *uploads, err error) {
+	u := a.units[i][j]
+	name := a.plan.Images[i].Name
+	if err != nil {
+		msg := err.Error()
+		if ctx.Err() != nil {
+			msg = "stopped: " + context.Cause(ctx).Error() // another unit failed, or the run was interrupted
+		}
+		a.opts.stage(name, u.platform, progress.Failed, progress.Event{Message: msg, Bytes: up.total()})
+		return
 	}
-	return nil
+	e := progress.Event{Bytes: up.total()}
+	if d, derr := img.Digest(); derr == nil {
+		e.Digest = d.String()
+	}
+	e.Total, _ = imageSize(img)
+	if ls, lerr := img.Layers(); lerr == nil {
+		e.Count = len(ls) - baseLayers(u)
+	}
+	a.opts.stage(name, u.platform, progress.Done, e)
 }
 
 // unitErr names unit (i, j) in err; nil stays nil.
@@ -155,6 +229,7 @@ func (a *assembler) build(ctx context.Context, i, j int, follow func(*layer.Stre
 	if err != nil {
 		return nil, a.unitErr(i, j, err)
 	}
+	a.opts.stage(a.plan.Images[i].Name, u.platform, progress.Checking, progress.Event{})
 	checks, err := verifyPlatform(ctx, a.plan.Images[i].Name, a.plan.Images[i].Contract, u.platform, img, a.opts)
 	if err != nil {
 		return nil, err
@@ -219,6 +294,12 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 		return nil, err
 	}
 	steps := make([]manifest.Step, len(res.Steps))
+	layers, written := 0, 0
+	for _, s := range res.Steps {
+		if s.Entries != nil {
+			layers++
+		}
+	}
 	for k, s := range res.Steps {
 		steps[k].History = s.History
 		if s.Entries == nil {
@@ -230,6 +311,8 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 				return nil, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
 			}
 		}
+		written++
+		opts.stage(im.Name, u.platform, progress.Writing, progress.Event{Count: written, Of: layers})
 		start := time.Now()
 		lopts.Epoch, lopts.Level = opts.Meta.Created, opts.CompressionLevel
 		l, hit, err := cache.Write(ctx, entries, lopts)

@@ -80,3 +80,10 @@ func buildablePlatforms(a *imageref.Artifact) ([]v1.Platform, error) {
 	}
 	return out, nil
 }
+
+// count is how many base references were resolved (scratch is none).
+func (b *bases) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.refs)
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/crossbuild"
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
@@ -53,10 +54,19 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 		return nil, err
 	}
 	b := newBases(opts.Images)
+	opts.phase(progress.KindPhaseStart, "resolve", "resolve: base images and registry access")
 	plan, units, err := preflightAndPlan(ctx, plan, b, opts)
 	if err != nil {
 		return nil, err
 	}
+	opts.phase(progress.KindPhaseEnd, "resolve", fmt.Sprintf("%d base %s pinned, %d %s",
+		b.count(), plural(b.count(), "image", "images"), len(plan.Platforms), plural(len(plan.Platforms), "platform", "platforms")))
+	for i := range units {
+		for _, u := range units[i] {
+			opts.stage(plan.Images[i].Name, u.platform, progress.Waiting, progress.Event{})
+		}
+	}
+	opts.phase(progress.KindPhaseStart, "build", "build: compile, write layers, check")
 	binDir, cache, err := workDirs(plan, opts)
 	if err != nil {
 		return nil, err
@@ -70,6 +80,8 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 	if err != nil {
 		return nil, err
 	}
+	opts.phase(progress.KindPhaseEnd, "build", fmt.Sprintf("%d %s, %d %s built and checked",
+		len(targets), plural(len(targets), "binary", "binaries"), len(res.Images), plural(len(res.Images), "image", "images")))
 	if opts.CacheDir != "" {
 		// Layers no run used for a week go, so a CI cache stays bounded.
 		if freed, err := cache.Prune(cacheMaxAge); err != nil {
@@ -136,6 +148,7 @@ func compileAndAssemble(ctx context.Context, plan *recipe.Plan, targets []crossb
 		Ldflags: plan.Ldflags,
 		Jobs:    opts.Jobs,
 		Logger:  opts.Logger,
+		Before:  func(_ context.Context, i int) { a.compiling(of[i]) },
 		After: func(ctx context.Context, i int) error {
 			if err := checkBinary(targets[i]); err != nil {
 				return err
@@ -207,6 +220,13 @@ func preflightAndPlan(ctx context.Context, plan *recipe.Plan, b *bases, opts Opt
 		return nil, nil, preflightErr
 	}
 	return plan, units, err
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // cacheMaxAge is how long an unused cached layer is kept.

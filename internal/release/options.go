@@ -10,6 +10,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
+	"github.com/helperbuild/helperbuild/internal/progress"
 )
 
 // Options configures Build. The caller (the command) gathers every value
@@ -51,8 +52,14 @@ type Options struct {
 	// layer.Stream). OnImage runs after the platform's OnLayer calls have
 	// returned; an error of either fails the build.
 	OnLayer func(ctx context.Context, image string, p v1.Platform, l v1.Layer) error
-	// Logger receives progress; nil discards it.
+	// Logger receives the details (every layer, check and upload); nil
+	// discards them.
 	Logger *slog.Logger
+	// Progress receives the release's events: the resolve and build
+	// phases, each image × platform's stages (see progress.Stage) and the
+	// bytes its uploads send (OnImage and OnLayer get a context carrying
+	// a progress counter); nil discards them.
+	Progress progress.Sink
 
 	hooks *hooks // tests only
 }
@@ -69,6 +76,9 @@ func (o *Options) check() error {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Progress == nil {
+		o.Progress = progress.Discard
 	}
 	if o.BuildPlatform.OS == "" {
 		o.BuildPlatform = v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/progress"
+	"github.com/helperbuild/helperbuild/internal/recipe"
+)
+
+// progressFlags are --progress and -v: how a run shows what it does on
+// stderr. build and push take them; merge is to take them the same way
+// (register, validate, open).
+type progressFlags struct {
+	mode    string
+	verbose bool
+}
+
+// progressModes are buildx's names.
+var progressModes = []string{"auto", "tty", "plain", "json", "quiet"}
+
+func (f *progressFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.mode, "progress", "auto", "how to show progress on stderr: auto (tty on a terminal, else plain), tty, plain, json or quiet (errors and the summary only)")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "show every detail as well: each layer, check, upload and tag, with full digests and paths")
+}
+
+func (f *progressFlags) validate() error {
+	for _, m := range progressModes {
+		if f.mode == m {
+			return nil
+		}
+	}
+	return usagef("--progress %q: want auto, tty, plain, json or quiet", f.mode)
+}
+
+// runProgress is one run's reporter and the loggers that feed it.
+type runProgress struct {
+	rep   *progress.Reporter
+	log   *slog.Logger // details (with -v) and warnings
+	retry *slog.Logger // the retry transport's warnings
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// openProgress chooses the renderer for stderr and starts the TTY's
+// redraw ticker; close must be called with the run's outcome.
+func openProgress(f progressFlags, stderr io.Writer, env Env) *runProgress {
+	mode := f.mode
+	width := func() int { return 0 }
+	if fd, ok := terminalFd(stderr); ok {
+		width = func() int { return terminalWidth(fd) }
+		if mode == "auto" {
+			mode = "tty"
+		}
+	}
+	var r progress.Renderer
+	switch mode {
+	case "tty":
+		r = progress.NewTTY(stderr, width)
+	case "json":
+		r = progress.NewJSON(stderr)
+	case "quiet":
+		r = progress.NewQuiet(stderr)
+	default:
+		r = progress.NewPlain(stderr, env.Get("GITLAB_CI") == "true")
+	}
+	p := &runProgress{rep: progress.NewReporter(r, time.Now)}
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelInfo
+	}
+	p.log = slog.New(progress.LogHandler(p.rep, progress.KindLog, level, redactAttr))
+	p.retry = slog.New(progress.LogHandler(p.rep, progress.KindRetry, slog.LevelWarn, redactAttr))
+	if mode == "tty" {
+		p.stop, p.done = make(chan struct{}), make(chan struct{})
+		go p.tick()
+	}
+	return p
+}
+
+// tick redraws the table's times while the run goes on.
+func (p *runProgress) tick() {
+	defer close(p.done)
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.rep.Tick()
+		}
+	}
+}
+
+// close stops the ticker and shows the final state.
+func (p *runProgress) close(err error) {
+	if p.stop != nil {
+		close(p.stop)
+		<-p.done
+		p.stop = nil
+	}
+	p.rep.Close(err)
+}
+
+// start reports what the run builds and where it goes.
+func (p *runProgress) start(command string, plan *recipe.Plan, dest string) {
+	e := progress.Event{Kind: progress.KindStart, Message: command, Destination: dest}
+	for _, img := range plan.Images {
+		e.Images = append(e.Images, img.Name)
+	}
+	for _, pl := range plan.Platforms {
+		e.Platforms = append(e.Platforms, platform.Format(pl.Platform))
+	}
+	for _, b := range plan.Binaries {
+		e.Binaries = append(e.Binaries, b.Main)
+	}
+	p.rep.Event(e)
+}
+
+// phase reports the start or end of a phase the command runs itself.
+func (p *runProgress) phase(kind progress.Kind, name, message string) {
+	p.rep.Event(progress.Event{Kind: kind, Phase: name, Message: message})
+}
+
+// terminalFd is w's file descriptor when w is a terminal.
+func terminalFd(w io.Writer) (uintptr, bool) {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0, false
+	}
+	return f.Fd(), isTerminal(f.Fd())
+}
+

@@ -1,0 +1,78 @@
+package progress
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// ShortDigest is d's algorithm and its first 12 hex digits
+// (sha256:0123456789ab); anything else is returned as is.
+func ShortDigest(d string) string {
+	alg, hex, ok := strings.Cut(d, ":")
+	if !ok || len(hex) <= 12 {
+		return d
+	}
+	return alg + ":" + hex[:12]
+}
+
+// Size is n bytes in human units (1000-based, as registries show them).
+func Size(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTP"[exp])
+}
+
+// Duration is d as a person reads it: 0.4s, 12.3s, 1m02s.
+func Duration(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
+}
+
+// logfmt writes fields as key=value, quoting values that need it.
+func logfmt(b *strings.Builder, fields []Field) {
+	for _, f := range fields {
+		b.WriteByte(' ')
+		b.WriteString(f.Key)
+		b.WriteByte('=')
+		b.WriteString(quoteIfNeeded(f.Value))
+	}
+}
+
+func quoteIfNeeded(s string) string {
+	if s == "" || strings.ContainsAny(s, " \t\n\"=") || !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// clip shortens s to at most width runes, marking the cut with "…".
+func clip(s string, width int) string {
+	if width <= 0 || utf8.RuneCountInString(s) <= width {
+		return s
+	}
+	r := []rune(s)
+	if width == 1 {
+		return string(r[:1])
+	}
+	return string(r[:width-1]) + "…"
+}
+
+// oneLine is the first line of s (an error's compiler output follows on
+// later lines).
+func oneLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}

@@ -1,0 +1,144 @@
+package progress
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Plain writes one line per milestone: the run's start, each platform's
+// binaries compiled, each image × platform done or failed (12-hex digest,
+// size), each phase's end with its time, and every retry, warning and
+// logged detail it is sent. With GitLab set, each phase is a collapsed
+// section of the job log.
+type Plain struct {
+	w      io.Writer
+	gitlab bool
+	open   string // the GitLab section open now
+}
+
+// NewPlain writes to w; gitlab wraps phases in GitLab CI's collapsible
+// sections.
+func NewPlain(w io.Writer, gitlab bool) *Plain {
+	return &Plain{w: w, gitlab: gitlab}
+}
+
+var sectionName = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
+
+func (p *Plain) Render(e Event) {
+	switch e.Kind {
+	case KindStart:
+		fmt.Fprintln(p.w, StartLine(e))
+	case KindPhaseStart:
+		if p.gitlab {
+			p.endSection(e.Time)
+			p.open = sectionName.ReplaceAllString(e.Phase, "_")
+			fmt.Fprintf(p.w, "\x1b[0Ksection_start:%d:%s[collapsed=true]\r\x1b[0K%s\n", e.Time.Unix(), p.open, e.Message)
+		}
+	case KindPhaseEnd:
+		fmt.Fprintln(p.w, phaseEndLine(e))
+		if p.gitlab {
+			p.endSection(e.Time)
+		}
+	case KindCompiled:
+		fmt.Fprintf(p.w, "compiled %s: %d %s in %s\n", e.Platform, e.Count, plural(e.Count, "binary", "binaries"), Duration(e.Duration))
+	case KindStage:
+		switch e.Stage {
+		case Done:
+			fmt.Fprintln(p.w, doneLine(e))
+		case Failed:
+			fmt.Fprintf(p.w, "%s %s failed: %s\n", e.Image, e.Platform, oneLine(e.Message))
+		}
+	case KindLog, KindRetry:
+		fmt.Fprintln(p.w, logLine(e))
+	}
+}
+
+func (p *Plain) Tick(time.Time) {}
+
+// Close ends an open section, so the error line that follows is outside
+// any section.
+func (p *Plain) Close(now time.Time, _ error) {
+	if p.gitlab {
+		p.endSection(now)
+	}
+}
+
+func (p *Plain) endSection(now time.Time) {
+	if p.open != "" {
+		fmt.Fprintf(p.w, "\x1b[0Ksection_end:%d:%s\r\x1b[0K\n", now.Unix(), p.open)
+		p.open = ""
+	}
+}
+
+// StartLine is the run's first line: what is built, from what, to where.
+func StartLine(e Event) string {
+	var b strings.Builder
+	b.WriteString(e.Message)
+	fmt.Fprintf(&b, ": %d %s (%s) × ", len(e.Images), plural(len(e.Images), "image", "images"), strings.Join(e.Images, ", "))
+	if len(e.Platforms) == 0 {
+		b.WriteString("every platform the base offers")
+	} else {
+		fmt.Fprintf(&b, "%d %s (%s)", len(e.Platforms), plural(len(e.Platforms), "platform", "platforms"), strings.Join(e.Platforms, ", "))
+	}
+	if len(e.Binaries) > 0 {
+		fmt.Fprintf(&b, ", %d %s (%s)", len(e.Binaries), plural(len(e.Binaries), "binary", "binaries"), strings.Join(e.Binaries, ", "))
+	}
+	if e.Destination != "" {
+		b.WriteString(" → " + e.Destination)
+	}
+	return b.String()
+}
+
+func phaseEndLine(e Event) string {
+	s := e.Phase + " done in " + Duration(e.Duration)
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+func doneLine(e Event) string {
+	s := fmt.Sprintf("%s %s %s", e.Image, e.Platform, ShortDigest(e.Digest))
+	if e.Total > 0 {
+		s += " " + Size(e.Total)
+	}
+	if e.Count > 0 {
+		s += fmt.Sprintf(", %d new %s", e.Count, plural(e.Count, "layer", "layers"))
+	}
+	if e.Bytes > 0 {
+		s += ", " + Size(e.Bytes) + " uploaded"
+	}
+	return s
+}
+
+// logLine is a logged detail as logfmt, a warning or retry prefixed so it
+// stands out.
+func logLine(e Event) string {
+	var b strings.Builder
+	switch {
+	case e.Kind == KindRetry:
+		b.WriteString("retry: ")
+	case e.Level == "WARN":
+		b.WriteString("warning: ")
+	case e.Level == "ERROR":
+		b.WriteString("error: ")
+	default:
+		b.WriteString("level=" + e.Level + " msg=")
+		b.WriteString(quoteIfNeeded(e.Message))
+		logfmt(&b, e.Fields)
+		return b.String()
+	}
+	b.WriteString(e.Message)
+	logfmt(&b, e.Fields)
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,241 @@
+package progress
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// TTY is a live table on a terminal: the run's start line, one row per
+// image × platform (its elapsed time and stage) and a line of phases,
+// redrawn in place with ANSI cursor movement on every stage change and
+// every Tick. No line is ever wider than the terminal (a row is shortened,
+// never wrapped, so the redraw stays in place); retries, warnings and
+// logged details scroll above the table. When the run ends the table stays
+// as its final state.
+type TTY struct {
+	w     io.Writer
+	width func() int
+
+	start  string
+	rows   []*row
+	byKey  map[string]*row
+	phases []*phase
+	drawn  int  // lines of the table on screen, the cursor just below them
+	dirty  bool // bytes changed since the last draw
+}
+
+type row struct {
+	image, platform string
+	stage           Stage
+	detail          Event // the last stage event
+	bytes           int64
+	started, ended  time.Time
+}
+
+type phase struct {
+	name       string
+	start, end time.Time
+}
+
+// NewTTY draws on w, a terminal whose width (columns) width returns at
+// each redraw; 0 or less means 80.
+func NewTTY(w io.Writer, width func() int) *TTY {
+	return &TTY{w: w, width: width, byKey: map[string]*row{}}
+}
+
+func (t *TTY) Render(e Event) {
+	switch e.Kind {
+	case KindStart:
+		t.start = StartLine(e)
+	case KindPhaseStart:
+		t.phases = append(t.phases, &phase{name: e.Phase, start: e.Time})
+	case KindPhaseEnd:
+		for _, p := range t.phases {
+			if p.name == e.Phase && p.end.IsZero() {
+				p.end = e.Time
+			}
+		}
+	case KindStage:
+		r := t.row(e.Image, e.Platform)
+		if r.started.IsZero() && e.Stage != Waiting {
+			r.started = e.Time
+		}
+		if e.Stage == Done || e.Stage == Failed {
+			r.ended = e.Time
+			if e.Bytes > r.bytes {
+				r.bytes = e.Bytes
+			}
+		}
+		r.stage, r.detail = e.Stage, e
+	case KindBytes:
+		t.row(e.Image, e.Platform).bytes = e.Bytes
+		t.dirty = true
+		return // drawn on the next tick: bytes come in many small steps
+	case KindLog, KindRetry:
+		t.above(logLine(e), e.Time)
+		return
+	case KindCompiled:
+		return // the rows say it
+	}
+	t.draw(e.Time)
+}
+
+func (t *TTY) row(image, platform string) *row {
+	k := image + "\x00" + platform
+	r := t.byKey[k]
+	if r == nil {
+		r = &row{image: image, platform: platform, stage: Waiting}
+		t.byKey[k] = r
+		t.rows = append(t.rows, r)
+	}
+	return r
+}
+
+// Tick redraws the elapsed times and byte counts.
+func (t *TTY) Tick(now time.Time) {
+	if t.dirty || t.running(now) {
+		t.draw(now)
+	}
+}
+
+// running says whether anything shown still counts time.
+func (t *TTY) running(time.Time) bool {
+	for _, r := range t.rows {
+		if !r.started.IsZero() && r.ended.IsZero() {
+			return true
+		}
+	}
+	for _, p := range t.phases {
+		if p.end.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// Close draws the final state: a row that never finished reads "stopped"
+// when the run failed.
+func (t *TTY) Close(now time.Time, err error) {
+	if err != nil {
+		for _, r := range t.rows {
+			if r.stage != Done && r.stage != Failed {
+				r.stage, r.ended = "stopped", now
+				if r.started.IsZero() {
+					r.started = now
+				}
+			}
+		}
+		for _, p := range t.phases {
+			if p.end.IsZero() {
+				p.end = now
+			}
+		}
+	}
+	t.draw(now)
+}
+
+// above prints line above the table and draws the table again below it.
+func (t *TTY) above(line string, now time.Time) {
+	t.erase()
+	fmt.Fprintln(t.w, line)
+	t.drawn = 0
+	t.draw(now)
+}
+
+func (t *TTY) erase() {
+	if t.drawn > 0 {
+		fmt.Fprintf(t.w, "\x1b[%dA\r\x1b[J", t.drawn)
+	}
+}
+
+func (t *TTY) draw(now time.Time) {
+	t.dirty = false
+	lines := t.lines(now)
+	width := t.width()
+	if width <= 0 {
+		width = 80
+	}
+	var b strings.Builder
+	if t.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", t.drawn)
+	}
+	for _, l := range lines {
+		// One column is left free: a line that fills the last column
+		// makes some terminals wrap the cursor, which breaks the redraw.
+		b.WriteString("\r\x1b[2K" + clip(l, width-1) + "\n")
+	}
+	b.WriteString("\x1b[J")
+	io.WriteString(t.w, b.String())
+	t.drawn = len(lines)
+}
+
+// lines is the table as text, one string per terminal line.
+func (t *TTY) lines(now time.Time) []string {
+	var out []string
+	if t.start != "" {
+		out = append(out, t.start)
+	}
+	iw, pw := len("IMAGE"), len("PLATFORM")
+	for _, r := range t.rows {
+		iw, pw = max(iw, len(r.image)), max(pw, len(r.platform))
+	}
+	if len(t.rows) > 0 {
+		out = append(out, fmt.Sprintf("%-*s  %-*s  %7s  %s", iw, "IMAGE", pw, "PLATFORM", "TIME", "STAGE"))
+	}
+	for _, r := range t.rows {
+		out = append(out, fmt.Sprintf("%-*s  %-*s  %7s  %s", iw, r.image, pw, r.platform, r.elapsed(now), r.stageText()))
+	}
+	if len(t.phases) > 0 {
+		var ps []string
+		for _, p := range t.phases {
+			if p.end.IsZero() {
+				ps = append(ps, p.name+" "+Duration(now.Sub(p.start))+"…")
+			} else {
+				ps = append(ps, p.name+" "+Duration(p.end.Sub(p.start))+" ✓")
+			}
+		}
+		out = append(out, strings.Join(ps, " · "))
+	}
+	return out
+}
+
+func (r *row) elapsed(now time.Time) string {
+	switch {
+	case r.started.IsZero():
+		return "-"
+	case !r.ended.IsZero():
+		return Duration(r.ended.Sub(r.started))
+	}
+	return Duration(now.Sub(r.started))
+}
+
+func (r *row) stageText() string {
+	e := r.detail
+	switch r.stage {
+	case Writing:
+		s := string(Writing)
+		if e.Of > 0 {
+			s += fmt.Sprintf(" %d/%d", e.Count, e.Of)
+		}
+		if r.bytes > 0 {
+			s += ", " + Size(r.bytes) + " sent"
+		}
+		return s
+	case Uploading:
+		if e.Total > 0 {
+			return fmt.Sprintf("uploading %s/%s", Size(min(r.bytes, e.Total)), Size(e.Total))
+		}
+		return "uploading " + Size(r.bytes)
+	case Done:
+		s := "done " + ShortDigest(e.Digest)
+		if e.Total > 0 {
+			s += " " + Size(e.Total)
+		}
+		return s
+	case Failed:
+		return "failed: " + oneLine(e.Message)
+	}
+	return string(r.stage)
+}
