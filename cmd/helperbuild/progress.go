@@ -136,4 +136,3 @@ func terminalFd(w io.Writer) (uintptr, bool) {
 	}
 	return f.Fd(), isTerminal(f.Fd())
 }
-

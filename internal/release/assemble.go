@@ -33,12 +33,12 @@ type assembler struct {
 
 	slots *slots // when layer work may run beside the compiles, on how many goroutines
 
-	mu        sync.Mutex
-	pending   []int              // [plan platform] binaries not yet compiled
-	binaries  []int              // [plan platform] binaries to compile
-	compiles  []bool             // [plan platform] a compile has started
-	images  [][]v1.Image       // [image][platform], nil until assembled
-	checks  [][][]verify.Check // [image][platform], set with images
+	mu       sync.Mutex
+	pending  []int              // [plan platform] binaries not yet compiled
+	binaries []int              // [plan platform] binaries to compile
+	compiles []bool             // [plan platform] a compile has started
+	images   [][]v1.Image       // [image][platform], nil until assembled
+	checks   [][][]verify.Check // [image][platform], set with images
 }
 
 // newAssembler waits for the binaries of targetPlatforms: each one's index
