@@ -60,7 +60,10 @@ func quoteIfNeeded(s string) string {
 
 // clip shortens s to at most width runes, marking the cut with "…".
 func clip(s string, width int) string {
-	if width <= 0 || utf8.RuneCountInString(s) <= width {
+	if width <= 0 {
+		return ""
+	}
+	if utf8.RuneCountInString(s) <= width {
 		return s
 	}
 	r := []rune(s)

@@ -152,11 +152,11 @@ func (t *TTY) erase() {
 
 func (t *TTY) draw(now time.Time) {
 	t.dirty = false
-	lines := t.lines(now)
 	width := t.width()
 	if width <= 0 {
 		width = 80
 	}
+	lines := t.lines(now, width)
 	var b strings.Builder
 	if t.drawn > 0 {
 		fmt.Fprintf(&b, "\x1b[%dA", t.drawn)
@@ -172,7 +172,9 @@ func (t *TTY) draw(now time.Time) {
 }
 
 // lines is the table as text, one string per terminal line.
-func (t *TTY) lines(now time.Time) []string {
+// On a terminal narrower than 80 columns the columns are closer together,
+// so the stage keeps more of its room.
+func (t *TTY) lines(now time.Time, width int) []string {
 	var out []string
 	if t.start != "" {
 		out = append(out, t.start)
@@ -181,11 +183,15 @@ func (t *TTY) lines(now time.Time) []string {
 	for _, r := range t.rows {
 		iw, pw = max(iw, len(r.image)), max(pw, len(r.platform))
 	}
+	format := "%-*s  %-*s  %6s  %s"
+	if width < 80 {
+		format = "%-*s %-*s %5s %s"
+	}
 	if len(t.rows) > 0 {
-		out = append(out, fmt.Sprintf("%-*s  %-*s  %7s  %s", iw, "IMAGE", pw, "PLATFORM", "TIME", "STAGE"))
+		out = append(out, fmt.Sprintf(format, iw, "IMAGE", pw, "PLATFORM", "TIME", "STAGE"))
 	}
 	for _, r := range t.rows {
-		out = append(out, fmt.Sprintf("%-*s  %-*s  %7s  %s", iw, r.image, pw, r.platform, r.elapsed(now), r.stageText()))
+		out = append(out, fmt.Sprintf(format, iw, r.image, pw, r.platform, r.elapsed(now), r.stageText()))
 	}
 	if len(t.phases) > 0 {
 		var ps []string
@@ -229,7 +235,8 @@ func (r *row) stageText() string {
 		}
 		return "uploading " + Size(r.bytes)
 	case Done:
-		s := "done " + ShortDigest(e.Digest)
+		// The 12 hex digits alone, as docker shows an ID: the row is short.
+		s := "done " + strings.TrimPrefix(ShortDigest(e.Digest), "sha256:")
 		if e.Total > 0 {
 			s += " " + Size(e.Total)
 		}

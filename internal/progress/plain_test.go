@@ -1,0 +1,126 @@
+package progress
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -update to write it")
+	assert.Equal(t, string(want), got)
+}
+
+func runPlain(gitlab bool, err error) string {
+	var b bytes.Buffer
+	c := newClock()
+	rep := NewReporter(NewPlain(&b, gitlab), c.now)
+	pushScript(c, rep, 0)
+	rep.Close(err)
+	return b.String()
+}
+
+// TestPlainGolden: a push of two images × five platforms, as a CI log
+// without GitLab's sections: one start line, a line per platform compiled
+// and per image × platform done (12-hex digests, no paths), one per phase
+// end with its time, the retry; at most 25 lines.
+func TestPlainGolden(t *testing.T) {
+	got := runPlain(false, nil)
+	golden(t, "plain.golden", got)
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	assert.LessOrEqual(t, len(lines), 25)
+	assert.NotContains(t, got, "\x1b")
+	for _, l := range lines {
+		assert.NotRegexp(t, `sha256:[0-9a-f]{13}`, l, "a full digest")
+	}
+	assert.Contains(t, got, "retry: retrying request method=PATCH")
+}
+
+// TestPlainGitLabGolden: with GITLAB_CI each phase is a collapsed section
+// (names of [a-zA-Z0-9_.-], the unix time of the clock), every section is
+// closed, the start line is outside them.
+func TestPlainGitLabGolden(t *testing.T) {
+	got := runPlain(true, nil)
+	golden(t, "plain-gitlab.golden", got)
+	assert.Equal(t, 3, strings.Count(got, "section_start:"))
+	assert.Equal(t, 3, strings.Count(got, "section_end:"))
+	assert.True(t, strings.HasPrefix(got, "helperbuild push: "), "the start line comes before any section")
+	assert.Contains(t, got, "\x1b[0Ksection_start:1764612000:resolve[collapsed=true]\r\x1b[0Kresolve: base images and registry access\n")
+	assert.Regexp(t, `section_end:\d+:publish\r\x1b\[0K\n$`, got, "the last line closes the last section")
+}
+
+// TestPlainGitLabFailure: a run that fails mid-phase closes its section, so
+// the error the command prints next is outside every section.
+func TestPlainGitLabFailure(t *testing.T) {
+	var b bytes.Buffer
+	c := newClock()
+	rep := NewReporter(NewPlain(&b, true), c.now)
+	pushScript(c, rep, 5)
+	rep.Event(Event{Kind: KindStage, Image: "gitlab-runner", Platform: "linux/arm64", Stage: Failed, Message: "verify: 1 check failed\ndetails"})
+	rep.Close(errors.New("image gitlab-runner: 1 check failed"))
+	got := b.String()
+	assert.Equal(t, strings.Count(got, "section_start:"), strings.Count(got, "section_end:"))
+	assert.Contains(t, got, "gitlab-runner linux/arm64 failed: verify: 1 check failed\n")
+	assert.True(t, strings.HasSuffix(got, ":build\r\x1b[0K\n"))
+}
+
+func TestSectionNameIsSafe(t *testing.T) {
+	var b bytes.Buffer
+	c := newClock()
+	rep := NewReporter(NewPlain(&b, true), c.now)
+	rep.Event(Event{Kind: KindPhaseStart, Phase: "push images/linux:arm", Message: "x"})
+	rep.Close(nil)
+	assert.Contains(t, b.String(), ":push_images_linux_arm[collapsed=true]")
+	assert.Contains(t, b.String(), "section_end:1764612000:push_images_linux_arm\r")
+}
+
+// TestQuiet: nothing on success, even with a retry; on failure the
+// retries, warnings and failed platforms.
+func TestQuiet(t *testing.T) {
+	var b bytes.Buffer
+	c := newClock()
+	rep := NewReporter(NewQuiet(&b), c.now)
+	pushScript(c, rep, 0)
+	rep.Event(Event{Kind: KindLog, Level: "WARN", Message: "cache prune", Fields: []Field{{Key: "error", Value: "permission denied"}}})
+	rep.Close(nil)
+	assert.Empty(t, b.String())
+
+	b.Reset()
+	rep = NewReporter(NewQuiet(&b), c.now)
+	pushScript(c, rep, 8)
+	rep.Event(Event{Kind: KindLog, Level: "INFO", Message: "layer written"})
+	rep.Event(Event{Kind: KindStage, Image: "gitlab-runner", Platform: "linux/s390x", Stage: Failed, Message: "upload: denied"})
+	rep.Close(errors.New("denied"))
+	assert.Equal(t, "retry: retrying request method=PATCH url=http://localhost:5000/v2/group/gitlab-runner/blobs/uploads/1 reason=\"503 Service Unavailable\" attempt=1/5 wait=1s\n"+
+		"gitlab-runner linux/s390x failed: upload: denied\n", b.String())
+}
+
+func TestFormat(t *testing.T) {
+	assert.Equal(t, "sha256:0123456789ab", ShortDigest("sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"))
+	assert.Equal(t, "abc", ShortDigest("abc"))
+	assert.Equal(t, "999 B", Size(999))
+	assert.Equal(t, "1.0 kB", Size(1000))
+	assert.Equal(t, "781.2 kB", Size(781_234))
+	assert.Equal(t, "12.3 MB", Size(12_345_678))
+	assert.Equal(t, "0.4s", Duration(400_000_000))
+	assert.Equal(t, "1m02s", Duration(62_000_000_000))
+	assert.Equal(t, "abcd…", clip("abcdefgh", 5))
+	assert.Equal(t, "abc", clip("abc", 5))
+}

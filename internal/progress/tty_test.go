@@ -1,0 +1,157 @@
+package progress
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func ttyRun(width, stopAt int, err error, ticks bool) *screen {
+	s := newScreen(width)
+	c := newClock()
+	rep := NewReporter(NewTTY(s, func() int { return width }), c.now)
+	if ticks {
+		// A ticker that fires between every moment: drives the redraws of
+		// times and bytes without any real time passing.
+		pushScript(c, tickingSink{rep}, stopAt)
+	} else {
+		pushScript(c, rep, stopAt)
+	}
+	if stopAt == 0 || err != nil {
+		rep.Close(err)
+	}
+	return s
+}
+
+type tickingSink struct{ r *Reporter }
+
+func (t tickingSink) Event(e Event) { t.r.Event(e); t.r.Tick() }
+
+// rowsOf are the table rows of a screen: lines that start with an image.
+func rowsOf(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		for _, img := range scriptImages {
+			if strings.HasPrefix(l, img+" ") {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestTTYFinalState: after the run, the screen holds the retry above the
+// table, the start line, one row per image × platform in order, each done
+// with its 12-hex digest and size, and every phase ticked; the table was
+// redrawn in place (nothing left of earlier frames).
+func TestTTYFinalState(t *testing.T) {
+	for _, width := range []int{100, 60} {
+		s := ttyRun(width, 0, nil, true)
+		all := s.text()
+		lines := all[retryLines(width)-1:] // the retry wraps as scrolled text does
+		assert.Zero(t, s.wrapped, "a line wrapped at width %d", width)
+		assert.Less(t, s.maxRowLen, width)
+		rows := rowsOf(lines)
+		require.Len(t, rows, 10, "width %d:\n%s", width, strings.Join(lines, "\n"))
+		k := 0
+		for _, img := range scriptImages {
+			for _, p := range scriptPlatforms {
+				assert.True(t, strings.HasPrefix(rows[k], img+" "), rows[k])
+				assert.Contains(t, rows[k], p)
+				short := strings.TrimPrefix(ShortDigest(digestOf(img, p)), "sha256:")
+				if width >= 100 {
+					assert.Contains(t, rows[k], "done "+short+" 781.2 kB")
+				} else {
+					assert.Contains(t, rows[k], "done "+short)
+				}
+				k++
+			}
+		}
+		assert.True(t, strings.HasPrefix(all[0], "retry: retrying request"), all[0])
+		lines[0] = all[0]
+		assert.True(t, strings.HasPrefix(lines[len(lines)-1], "resolve 0.7s ✓ · build 9.8s ✓ · publish 0.7s ✓") ||
+			width < 100 && strings.HasPrefix(lines[len(lines)-1], "resolve 0.7s ✓ · build"), lines[len(lines)-1])
+		// retry line, start line, header, 10 rows, phases: no frame left behind.
+		assert.Len(t, lines, 14, strings.Join(all, "\n"))
+	}
+}
+
+// TestTTYMidRun: stopped in the middle, the rows show every stage a unit
+// can be in, with elapsed times, and none is wider than the terminal.
+func TestTTYMidRun(t *testing.T) {
+	s := ttyRun(100, 11, nil, true)
+	lines := s.text()
+	rows := rowsOf(lines)
+	require.Len(t, rows, 10, strings.Join(lines, "\n"))
+	screenText := strings.Join(lines, "\n")
+	assert.Regexp(t, `done [0-9a-f]{12} `, rows[0])
+	assert.Contains(t, rows[1], "uploading 262.1 kB/780.0 kB", screenText)
+	assert.Contains(t, rows[2], "writing layer 1/2", screenText)
+	assert.Contains(t, rows[3], "compiling", screenText)
+	assert.Contains(t, rows[4], "compiling", screenText)
+	assert.Contains(t, lines[len(lines)-1], "build ")
+	assert.Contains(t, lines[len(lines)-1], "…")
+	assert.Zero(t, s.wrapped)
+}
+
+// TestTTYNarrow: on a terminal too narrow for the rows they are cut, with
+// a mark, never wrapped; the redraw stays in place.
+func TestTTYNarrow(t *testing.T) {
+	for _, width := range []int{40, 20, 2} {
+		s := ttyRun(width, 0, nil, true)
+		assert.Zero(t, s.wrapped, "width %d", width)
+		assert.Less(t, s.maxRowLen, width)
+		// Below the retry line (which wraps as any scrolled text does):
+		// the start line, the header, 10 rows and the phases.
+		lines := s.text()
+		assert.Len(t, lines[retryLines(width):], 13, "width %d", width)
+	}
+}
+
+// TestTTYFailure: a failed run leaves its final state: the failed row says
+// why, rows that never finished say stopped, no phase keeps counting.
+func TestTTYFailure(t *testing.T) {
+	s := newScreen(140)
+	c := newClock()
+	rep := NewReporter(NewTTY(s, func() int { return 140 }), c.now)
+	pushScript(c, rep, 9)
+	rep.Event(Event{Kind: KindStage, Image: "gitlab-runner", Platform: "linux/amd64", Stage: Failed, Message: "image gitlab-runner for linux/amd64: verify: 1 check failed\nmore"})
+	rep.Close(errors.New("image gitlab-runner: 1 check failed"))
+	rows := rowsOf(s.text())
+	require.Len(t, rows, 10)
+	assert.Contains(t, rows[5], "failed: image gitlab-runner for linux/amd64: verify: 1 check failed")
+	assert.NotContains(t, rows[5], "more")
+	assert.Contains(t, rows[9], "stopped")
+	assert.True(t, strings.HasSuffix(s.text()[len(s.text())-1], "build 5.6s ✓"), "no phase keeps counting")
+}
+
+// TestTTYTickWithoutChange: ticks after the run has ended draw nothing
+// (the ticker may fire once more before it stops).
+func TestTTYTickAfterEnd(t *testing.T) {
+	s := newScreen(100)
+	c := newClock()
+	tty := NewTTY(s, func() int { return 100 })
+	rep := NewReporter(tty, c.now)
+	pushScript(c, rep, 0)
+	before := strings.Join(s.text(), "\n")
+	c.advance(time.Minute)
+	rep.Tick()
+	rep.Close(nil)
+	rep.Tick()
+	assert.Equal(t, before, strings.Join(s.text(), "\n"))
+}
+
+// retryLines is how many screen lines the script's retry line takes at
+// width.
+func retryLines(width int) int {
+	n := utf8.RuneCountInString(logLine(Event{Kind: KindRetry, Message: "retrying request", Fields: []Field{
+		{Key: "method", Value: "PATCH"}, {Key: "url", Value: "http://localhost:5000/v2/group/gitlab-runner/blobs/uploads/1"},
+		{Key: "reason", Value: "503 Service Unavailable"}, {Key: "attempt", Value: "1/5"}, {Key: "wait", Value: "1s"}}}))
+	return (n + width - 1) / width
+}
