@@ -64,6 +64,7 @@ func TestBadInput(t *testing.T) {
 		{name: "base without package", args: []string{"build", "--base", "scratch"}, code: 2, want: []string{"--base"}},
 		{name: "package and --config", args: []string{"build", "--config", "x.yaml", "./cmd/app"}, code: 2, want: []string{"--config"}},
 		{name: "negative --retries", args: []string{"push", "--retries", "-1", "--base", "scratch", "--tag", "{plain}/g/app:v1", "./cmd/app"}, code: 2, want: []string{"--retries", "got -1"}},
+		{name: "unknown --progress", args: []string{"build", "--progress", "fancy", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{`--progress "fancy"`, "auto, tty, plain, json or quiet"}},
 		{name: "negative --timeout", args: []string{"push", "--timeout", "-1s", "--base", "scratch", "--tag", "{plain}/g/app:v1", "./cmd/app"}, code: 2, want: []string{"--timeout", "-1s"}},
 		{name: "bad SOURCE_DATE_EPOCH", args: []string{"build", "--base", "scratch", "./cmd/app"}, env: []string{"SOURCE_DATE_EPOCH=yesterday"}, code: 2, want: []string{"SOURCE_DATE_EPOCH", "yesterday"}},
 

@@ -14,7 +14,8 @@ const (
 	KindStart Kind = "start"
 	// KindPhaseStart and KindPhaseEnd bracket one phase (Phase: resolve,
 	// build, publish); Message is the phase's header (start) or outcome
-	// (end), Duration its time (end).
+	// (end), Duration its time (end). The resolve phase's end lists the
+	// Platforms (a config-free run's come from its base).
 	KindPhaseStart Kind = "phase-start"
 	KindPhaseEnd   Kind = "phase-end"
 	// KindStage is one image × platform (Image, Platform) entering Stage.

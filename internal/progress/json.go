@@ -58,6 +58,6 @@ func (q *Quiet) Close(now time.Time, err error) {
 	}
 	p := NewPlain(q.w, false)
 	for _, e := range q.kept {
-		p.Render(e)
+		p.render(e)
 	}
 }

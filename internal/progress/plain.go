@@ -13,10 +13,16 @@ import (
 // size), each phase's end with its time, and every retry, warning and
 // logged detail it is sent. With GitLab set, each phase is a collapsed
 // section of the job log.
+//
+// Nothing is printed until the first phase has ended (the resolve phase
+// checks the inputs against registries): a run that fails there prints
+// only its retries and warnings, and the command its one error line.
 type Plain struct {
 	w      io.Writer
 	gitlab bool
-	open   string // the GitLab section open now
+	open   string  // the GitLab section open now
+	held   []Event // events before the first phase ended
+	shown  bool    // the first phase has ended
 }
 
 // NewPlain writes to w; gitlab wraps phases in GitLab CI's collapsible
@@ -28,6 +34,24 @@ func NewPlain(w io.Writer, gitlab bool) *Plain {
 var sectionName = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
 
 func (p *Plain) Render(e Event) {
+	if !p.shown {
+		if e.Kind != KindPhaseEnd {
+			p.held = append(p.held, e)
+			return
+		}
+		p.shown = true
+		for _, h := range p.held {
+			if h.Kind == KindStart && len(h.Platforms) == 0 {
+				h.Platforms = e.Platforms // a config-free run's, from its base
+			}
+			p.render(h)
+		}
+		p.held = nil
+	}
+	p.render(e)
+}
+
+func (p *Plain) render(e Event) {
 	switch e.Kind {
 	case KindStart:
 		fmt.Fprintln(p.w, StartLine(e))
@@ -59,8 +83,15 @@ func (p *Plain) Render(e Event) {
 func (p *Plain) Tick(time.Time) {}
 
 // Close ends an open section, so the error line that follows is outside
-// any section.
+// any section. A run that failed before its first phase ended shows only
+// its retries and warnings.
 func (p *Plain) Close(now time.Time, _ error) {
+	for _, e := range p.held {
+		if e.Kind == KindLog || e.Kind == KindRetry {
+			p.render(e)
+		}
+	}
+	p.held = nil
 	if p.gitlab {
 		p.endSection(now)
 	}
@@ -114,24 +145,12 @@ func doneLine(e Event) string {
 	return s
 }
 
-// logLine is a logged detail as logfmt, a warning or retry prefixed so it
-// stands out.
+// logLine is a logged detail, warning or retry as logfmt, as the logger
+// wrote it before there were renderers (and as -v shows every detail).
 func logLine(e Event) string {
 	var b strings.Builder
-	switch {
-	case e.Kind == KindRetry:
-		b.WriteString("retry: ")
-	case e.Level == "WARN":
-		b.WriteString("warning: ")
-	case e.Level == "ERROR":
-		b.WriteString("error: ")
-	default:
-		b.WriteString("level=" + e.Level + " msg=")
-		b.WriteString(quoteIfNeeded(e.Message))
-		logfmt(&b, e.Fields)
-		return b.String()
-	}
-	b.WriteString(e.Message)
+	b.WriteString("level=" + e.Level + " msg=")
+	b.WriteString(quoteIfNeeded(e.Message))
 	logfmt(&b, e.Fields)
 	return b.String()
 }

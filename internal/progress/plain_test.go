@@ -50,7 +50,7 @@ func TestPlainGolden(t *testing.T) {
 	for _, l := range lines {
 		assert.NotRegexp(t, `sha256:[0-9a-f]{13}`, l, "a full digest")
 	}
-	assert.Contains(t, got, "retry: retrying request method=PATCH")
+	assert.Contains(t, got, `level=WARN msg="retrying request" method=PATCH`)
 }
 
 // TestPlainGitLabGolden: with GITLAB_CI each phase is a collapsed section
@@ -86,6 +86,7 @@ func TestSectionNameIsSafe(t *testing.T) {
 	c := newClock()
 	rep := NewReporter(NewPlain(&b, true), c.now)
 	rep.Event(Event{Kind: KindPhaseStart, Phase: "push images/linux:arm", Message: "x"})
+	rep.Event(Event{Kind: KindPhaseEnd, Phase: "push images/linux:arm"})
 	rep.Close(nil)
 	assert.Contains(t, b.String(), ":push_images_linux_arm[collapsed=true]")
 	assert.Contains(t, b.String(), "section_end:1764612000:push_images_linux_arm\r")
@@ -108,7 +109,7 @@ func TestQuiet(t *testing.T) {
 	rep.Event(Event{Kind: KindLog, Level: "INFO", Message: "layer written"})
 	rep.Event(Event{Kind: KindStage, Image: "gitlab-runner", Platform: "linux/s390x", Stage: Failed, Message: "upload: denied"})
 	rep.Close(errors.New("denied"))
-	assert.Equal(t, "retry: retrying request method=PATCH url=http://localhost:5000/v2/group/gitlab-runner/blobs/uploads/1 reason=\"503 Service Unavailable\" attempt=1/5 wait=1s\n"+
+	assert.Equal(t, "level=WARN msg=\"retrying request\" method=PATCH url=http://localhost:5000/v2/group/gitlab-runner/blobs/uploads/1 reason=\"503 Service Unavailable\" attempt=1/5 wait=1s\n"+
 		"gitlab-runner linux/s390x failed: upload: denied\n", b.String())
 }
 
@@ -123,4 +124,32 @@ func TestFormat(t *testing.T) {
 	assert.Equal(t, "1m02s", Duration(62_000_000_000))
 	assert.Equal(t, "abcd…", clip("abcdefgh", 5))
 	assert.Equal(t, "abc", clip("abc", 5))
+}
+
+// TestPlainFailedInputs: a run that fails before its first phase ends (a
+// base without the platform, a registry that refuses) prints no start
+// line: the command's one error line is all, with any retry before it.
+func TestPlainFailedInputs(t *testing.T) {
+	var b bytes.Buffer
+	c := newClock()
+	rep := NewReporter(NewPlain(&b, true), c.now)
+	rep.Event(Event{Kind: KindStart, Message: "helperbuild build", Images: []string{"app"}})
+	rep.Event(Event{Kind: KindPhaseStart, Phase: "resolve", Message: "resolve"})
+	rep.Event(Event{Kind: KindRetry, Level: "WARN", Message: "retrying request"})
+	rep.Close(errors.New("base has no linux/arm64"))
+	assert.Equal(t, "level=WARN msg=\"retrying request\"\n", b.String())
+}
+
+// TestPlainConfigFreePlatforms: a config-free run learns its platforms
+// from its base; the start line, printed once the resolve phase ended,
+// names them.
+func TestPlainConfigFreePlatforms(t *testing.T) {
+	var b bytes.Buffer
+	c := newClock()
+	rep := NewReporter(NewPlain(&b, false), c.now)
+	rep.Event(Event{Kind: KindStart, Message: "helperbuild push", Images: []string{"app"}, Binaries: []string{"./cmd/app"}, Destination: "r/app:v1"})
+	rep.Event(Event{Kind: KindPhaseStart, Phase: "resolve"})
+	rep.Event(Event{Kind: KindPhaseEnd, Phase: "resolve", Message: "1 base image pinned, 2 platforms", Platforms: []string{"linux/amd64", "linux/arm64"}})
+	assert.Equal(t, "helperbuild push: 1 image (app) × 2 platforms (linux/amd64, linux/arm64), 1 binary (./cmd/app) → r/app:v1\n"+
+		"resolve done in 0.0s: 1 base image pinned, 2 platforms\n", b.String())
 }

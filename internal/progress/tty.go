@@ -18,12 +18,13 @@ type TTY struct {
 	w     io.Writer
 	width func() int
 
-	start  string
-	rows   []*row
-	byKey  map[string]*row
-	phases []*phase
-	drawn  int  // lines of the table on screen, the cursor just below them
-	dirty  bool // bytes changed since the last draw
+	startEvent Event
+	start      string
+	rows       []*row
+	byKey      map[string]*row
+	phases     []*phase
+	drawn      int  // lines of the table on screen, the cursor just below them
+	dirty      bool // bytes changed since the last draw
 }
 
 type row struct {
@@ -48,10 +49,14 @@ func NewTTY(w io.Writer, width func() int) *TTY {
 func (t *TTY) Render(e Event) {
 	switch e.Kind {
 	case KindStart:
-		t.start = StartLine(e)
+		t.startEvent, t.start = e, StartLine(e)
 	case KindPhaseStart:
 		t.phases = append(t.phases, &phase{name: e.Phase, start: e.Time})
 	case KindPhaseEnd:
+		if t.startEvent.Kind == KindStart && len(t.startEvent.Platforms) == 0 && len(e.Platforms) > 0 {
+			t.startEvent.Platforms = e.Platforms
+			t.start = StartLine(t.startEvent)
+		}
 		for _, p := range t.phases {
 			if p.name == e.Phase && p.end.IsZero() {
 				p.end = e.Time
@@ -117,7 +122,15 @@ func (t *TTY) running(time.Time) bool {
 
 // Close draws the final state: a row that never finished reads "stopped"
 // when the run failed.
+//
+// A run that failed before any row appeared (in the resolve phase, on its
+// inputs) leaves nothing: the error line says it all.
 func (t *TTY) Close(now time.Time, err error) {
+	if err != nil && len(t.rows) == 0 {
+		t.erase()
+		t.drawn = 0
+		return
+	}
 	if err != nil {
 		for _, r := range t.rows {
 			if r.stage != Done && r.stage != Failed {

@@ -73,7 +73,7 @@ func TestTTYFinalState(t *testing.T) {
 				k++
 			}
 		}
-		assert.True(t, strings.HasPrefix(all[0], "retry: retrying request"), all[0])
+		assert.True(t, strings.HasPrefix(all[0], `level=WARN msg="retrying request"`), all[0])
 		lines[0] = all[0]
 		assert.True(t, strings.HasPrefix(lines[len(lines)-1], "resolve 0.7s ✓ · build 9.8s ✓ · publish 0.7s ✓") ||
 			width < 100 && strings.HasPrefix(lines[len(lines)-1], "resolve 0.7s ✓ · build"), lines[len(lines)-1])
@@ -150,7 +150,7 @@ func TestTTYTickAfterEnd(t *testing.T) {
 // retryLines is how many screen lines the script's retry line takes at
 // width.
 func retryLines(width int) int {
-	n := utf8.RuneCountInString(logLine(Event{Kind: KindRetry, Message: "retrying request", Fields: []Field{
+	n := utf8.RuneCountInString(logLine(Event{Kind: KindRetry, Level: "WARN", Message: "retrying request", Fields: []Field{
 		{Key: "method", Value: "PATCH"}, {Key: "url", Value: "http://localhost:5000/v2/group/gitlab-runner/blobs/uploads/1"},
 		{Key: "reason", Value: "503 Service Unavailable"}, {Key: "attempt", Value: "1/5"}, {Key: "wait", Value: "1s"}}}))
 	return (n + width - 1) / width

@@ -59,8 +59,12 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 	if err != nil {
 		return nil, err
 	}
-	opts.phase(progress.KindPhaseEnd, "resolve", fmt.Sprintf("%d base %s pinned, %d %s",
-		b.count(), plural(b.count(), "image", "images"), len(plan.Platforms), plural(len(plan.Platforms), "platform", "platforms")))
+	resolved := progress.Event{Kind: progress.KindPhaseEnd, Phase: "resolve", Message: fmt.Sprintf("%d base %s pinned, %d %s",
+		b.count(), plural(b.count(), "image", "images"), len(plan.Platforms), plural(len(plan.Platforms), "platform", "platforms"))}
+	for _, p := range plan.Platforms {
+		resolved.Platforms = append(resolved.Platforms, platform.Format(p.Platform))
+	}
+	opts.Progress.Event(resolved)
 	for i := range units {
 		for _, u := range units[i] {
 			opts.stage(plan.Images[i].Name, u.platform, progress.Waiting, progress.Event{})
