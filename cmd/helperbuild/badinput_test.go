@@ -91,7 +91,7 @@ func TestBadInput(t *testing.T) {
 		// Go sources.
 		{name: "missing main package", args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "./cmd/missing"}, code: 2, want: []string{"./cmd/missing"}},
 		{name: "compile error", files: map[string]string{"cmd/bad/main.go": "package main\n\nfunc main() {\n"},
-			args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "./cmd/bad"}, code: 1, want: []string{"./cmd/bad", "syntax error"}},
+			args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "./cmd/bad"}, code: 1, want: []string{"./cmd/bad", "syntax error"}, afterWork: true},
 
 		// Recipes and Dockerfiles.
 		{name: "no recipe and no package", args: []string{"build"}, code: 2, want: []string{"helperbuild.yaml"}},
@@ -166,7 +166,7 @@ func TestBadInput(t *testing.T) {
 			}
 			if tt.afterWork {
 				for _, l := range lines[:len(lines)-1] {
-					assert.True(t, strings.HasPrefix(l, "level="), "only progress precedes the error: %q", l)
+					assert.False(t, strings.HasPrefix(l, "helperbuild: "), "only progress precedes the error: %q", l)
 				}
 			} else {
 				assert.Len(t, lines, 1, "one line on stderr: %q", res.stderr)

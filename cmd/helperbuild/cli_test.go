@@ -97,10 +97,10 @@ func TestPushConfigFree(t *testing.T) {
 	meta := filepath.Join(t.TempDir(), "meta.json")
 	args := []string{"push", "--platforms", "linux/amd64,linux/arm64,linux/arm", "--base", "scratch",
 		"--tag", host + "/group/hello:v1.2.3", "--tag", host + "/group/hello:latest",
-		"--ldflags", "-X main.version={{.Version}}", "--version", "v1.2.3", "--metadata-file", meta, "./cmd/hello"}
+		"--ldflags", "-X main.version={{.Version}}", "--version", "v1.2.3", "--metadata-file", meta, "-v", "./cmd/hello"}
 	code, stdout, stderr := run(t, baseEnv(), args...)
 	require.Equal(t, 0, code, stderr)
-	// The platform linked last went up while its layer was written.
+	// The platform linked last went up while its layer was written (-v shows it).
 	assert.Contains(t, stderr, "layer uploaded while written")
 
 	ref, err := name.ParseReference(host + "/group/hello:v1.2.3")

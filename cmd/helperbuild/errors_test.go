@@ -31,7 +31,7 @@ func errorLineOf(t *testing.T, res relResult) string {
 	lines := relLines(res.stderr)
 	require.NotEmpty(t, lines)
 	for _, l := range lines[:len(lines)-1] {
-		assert.True(t, strings.HasPrefix(l, "level="), "only progress before the error: %q", l)
+		assert.False(t, strings.HasPrefix(l, "helperbuild: "), "only progress before the error: %q", l)
 	}
 	last := lines[len(lines)-1]
 	require.True(t, strings.HasPrefix(last, "helperbuild: "), last)
