@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/progress"
+	"github.com/helperbuild/helperbuild/internal/testkit"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// pushExample pushes the bundled example (two images × five platforms) to
+// a fresh in-process registry with args added, and returns the registry's
+// host and stderr.
+func pushExample(t *testing.T, env []string, args ...string) (host, stderr string) {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", "gitlab-runner"))
+	require.NoError(t, err)
+	t.Chdir(dir)
+	host = testkit.Registry(t)
+	args = append([]string{"push", "--repo", host + "/group", "--version", "v17.10.0", "--revision", "0123456789abcdef0123456789abcdef01234567",
+		"--branch", "main", "--source", "https://gitlab.example.com/group/gitlab-runner"}, args...)
+	code, _, stderr := run(t, baseEnv(env...), args...)
+	require.Equal(t, 0, code, stderr)
+	return host, stderr
+}
+
+// normalized is plain progress with what changes from run to run made
+// fixed: the registry's address, times, digests, sizes, and the order of
+// the lines of the build phase (platforms finish in any order).
+func normalized(stderr, host string) string {
+	s := strings.ReplaceAll(stderr, host, "REGISTRY")
+	for _, r := range []struct{ re, to string }{
+		{`\d+(\.\d)?s\b|\d+m\d\ds\b`, "T"},
+		{`(section_(start|end)):\d+:`, "$1:UNIX:"},
+		{`sha256:[0-9a-f]{12}\b`, "sha256:DIGEST"},
+		{`\d+(\.\d)? [kMG]?B\b`, "SIZE"},
+	} {
+		s = regexp.MustCompile(r.re).ReplaceAllString(s, r.to)
+	}
+	lines := strings.Split(s, "\n")
+	from := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "compiled ") })
+	to := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "build done in ") })
+	if from > 0 && to > from {
+		slices.Sort(lines[from:to])
+	}
+	return strings.Join(lines, "\n")
+}
+
+// checkGolden compares got with path (absolute: the test may have changed
+// directory), or rewrites it with -update.
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *updateGolden {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "go test -update writes it")
+	assert.Equal(t, string(want), got)
+}
+
+// TestPlainProgressOfTheExample: the example's push as a CI log, without
+// and with GitLab's sections: at most 25 lines, short digests, no cache
+// path; -v brings back every detail (the logfmt lines, full digests).
+func TestPlainProgressOfTheExample(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		env    []string
+		golden string
+	}{
+		{"plain", nil, "push-plain.golden"},
+		{"gitlab", []string{"GITLAB_CI=true"}, "push-plain-gitlab.golden"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			golden, err := filepath.Abs(filepath.Join("testdata", tt.golden))
+			require.NoError(t, err)
+			host, stderr := pushExample(t, tt.env, "--progress", "plain")
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			assert.LessOrEqual(t, len(lines), 25, stderr)
+			assert.NotContains(t, stderr, cacheRoot)
+			assert.NotRegexp(t, `sha256:[0-9a-f]{13}`, stderr)
+			checkGolden(t, golden, normalized(stderr, host))
+		})
+	}
+	t.Run("verbose", func(t *testing.T) {
+		_, stderr := pushExample(t, nil, "--progress", "plain", "-v", "--platforms", "linux/amd64,linux/arm64")
+		for _, detail := range []string{`msg="layer written"`, `msg="image assembled"`, `msg="platform verified"`, `msg=compiled`, `msg=tagged`, `msg=pushed`} {
+			assert.Contains(t, stderr, detail)
+		}
+		assert.Regexp(t, `digest=sha256:[0-9a-f]{64}`, stderr)
+	})
+}
+
+// TestProgressJSONOfAPush: the events of the example's push (two of its
+// platforms): every image ×
+// platform goes waiting, compiling, writing layer, checking, done in that
+// order, sends bytes to the registry (counted as they go out), and the
+// three phases start and end.
+func TestProgressJSONOfAPush(t *testing.T) {
+	_, stderr := pushExample(t, nil, "--progress", "json", "--platforms", "linux/amd64,linux/arm64")
+	stages := map[string][]progress.Stage{}
+	sent := map[string]int64{}
+	var phases []string
+	sc := bufio.NewScanner(strings.NewReader(stderr))
+	for sc.Scan() {
+		var e progress.Event
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &e), sc.Text())
+		key := e.Image + " " + e.Platform
+		switch e.Kind {
+		case progress.KindStage:
+			if s := stages[key]; len(s) == 0 || s[len(s)-1] != e.Stage {
+				stages[key] = append(s, e.Stage)
+			}
+			if e.Stage == progress.Done {
+				sent[key] = e.Bytes
+				assert.Regexp(t, `^sha256:[0-9a-f]{64}$`, e.Digest)
+				assert.Positive(t, e.Total)
+			}
+		case progress.KindPhaseStart, progress.KindPhaseEnd:
+			phases = append(phases, string(e.Kind)+" "+e.Phase)
+		}
+	}
+	assert.Equal(t, []string{"phase-start resolve", "phase-end resolve", "phase-start build", "phase-end build", "phase-start publish", "phase-end publish"}, phases)
+	require.Len(t, stages, 4)
+	order := []progress.Stage{progress.Waiting, progress.Compiling, progress.Writing, progress.Checking, progress.Uploading, progress.Done}
+	for key, got := range stages {
+		// Every stage, in order (uploading is skipped by a platform whose
+		// layers all went up while they were written).
+		last := -1
+		for _, s := range got {
+			i := slices.Index(order, s)
+			if s == progress.Waiting && last >= 1 {
+				continue // compiled, waiting for a slot to write layers
+			}
+			assert.Greater(t, i, last, "%s: %v", key, got)
+			last = i
+		}
+		assert.Equal(t, progress.Done, got[len(got)-1], key)
+		assert.Positive(t, sent[key], "%s sent bytes", key)
+	}
+}
