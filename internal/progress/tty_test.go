@@ -3,6 +3,7 @@ package progress
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -154,4 +155,48 @@ func retryLines(width int) int {
 		{Key: "method", Value: "PATCH"}, {Key: "url", Value: "http://localhost:5000/v2/group/gitlab-runner/blobs/uploads/1"},
 		{Key: "reason", Value: "503 Service Unavailable"}, {Key: "attempt", Value: "1/5"}, {Key: "wait", Value: "1s"}}}))
 	return (n + width - 1) / width
+}
+
+// TestReporterConcurrent: units report from goroutines of their own while
+// a ticker redraws; every row ends done, whatever the interleaving.
+func TestReporterConcurrent(t *testing.T) {
+	s := newScreen(100)
+	c := newClock()
+	var mu sync.Mutex // the fake clock is read under the Reporter's lock only; advance it under ours
+	rep := NewReporter(NewTTY(s, func() int { return 100 }), func() time.Time { mu.Lock(); defer mu.Unlock(); return c.now() })
+	for _, img := range scriptImages {
+		for _, p := range scriptPlatforms {
+			rep.Event(Event{Kind: KindStage, Image: img, Platform: p, Stage: Waiting})
+		}
+	}
+	var wg sync.WaitGroup
+	for _, img := range scriptImages {
+		for _, p := range scriptPlatforms {
+			wg.Go(func() {
+				for _, st := range []Stage{Compiling, Writing, Checking, Uploading} {
+					rep.Event(Event{Kind: KindStage, Image: img, Platform: p, Stage: st})
+					for n := range 20 {
+						rep.Event(Event{Kind: KindBytes, Image: img, Platform: p, Bytes: int64(n) << 10})
+					}
+				}
+				rep.Event(Event{Kind: KindStage, Image: img, Platform: p, Stage: Done, Digest: digestOf(img, p)})
+			})
+		}
+	}
+	wg.Go(func() {
+		for range 50 {
+			mu.Lock()
+			c.advance(100 * time.Millisecond)
+			mu.Unlock()
+			rep.Tick()
+		}
+	})
+	wg.Wait()
+	rep.Close(nil)
+	rows := rowsOf(s.text())
+	require.Len(t, rows, 10, strings.Join(s.text(), "\n"))
+	for _, r := range rows {
+		assert.Regexp(t, ` done [0-9a-f]{12}$`, r)
+	}
+	assert.Zero(t, s.wrapped)
 }
