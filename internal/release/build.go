@@ -59,8 +59,12 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 	if err != nil {
 		return nil, err
 	}
-	resolved := progress.Event{Kind: progress.KindPhaseEnd, Phase: "resolve", Message: fmt.Sprintf("%d base %s pinned, %d %s",
-		b.count(), plural(b.count(), "image", "images"), len(plan.Platforms), plural(len(plan.Platforms), "platform", "platforms"))}
+	bases := "no base image (scratch)"
+	if n := b.count(); n > 0 {
+		bases = fmt.Sprintf("%d base %s pinned", n, plural(n, "image", "images"))
+	}
+	resolved := progress.Event{Kind: progress.KindPhaseEnd, Phase: "resolve", Message: fmt.Sprintf("%s, %d %s",
+		bases, len(plan.Platforms), plural(len(plan.Platforms), "platform", "platforms"))}
 	for _, p := range plan.Platforms {
 		resolved.Platforms = append(resolved.Platforms, platform.Format(p.Platform))
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
@@ -92,9 +95,20 @@ func TestFailedCheckUploadsNothing(t *testing.T) {
 		handed = append(handed, platform.Format(p))
 		return nil
 	}
+	events := &recorded{}
+	opts.Progress = events
 	_, err = Build(context.Background(), plan, opts)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "image hello failed verification, nothing was published")
+	// The progress shows the failed platform, and no platform done or uploading.
+	var failedStage bool
+	for _, e := range events.all() {
+		if e.Kind == progress.KindStage {
+			assert.NotContains(t, []progress.Stage{progress.Uploading, progress.Done}, e.Stage, e)
+			failedStage = failedStage || e.Stage == progress.Failed && strings.Contains(e.Message, "failed verification")
+		}
+	}
+	assert.True(t, failedStage, "a failed stage says why: %v", events.all())
 	var failed *verify.FailedError
 	require.ErrorAs(t, err, &failed, "the report travels with the error")
 	assert.Contains(t, verify.FindingLines(failed.Report), failed.Report.Platforms[0].Platform+" contract: FAIL: /bin/bash missing: gitlab-runner-build runs every stage with /bin/bash")
@@ -129,4 +143,22 @@ func TestCompressionLevel(t *testing.T) {
 	assert.Less(t, smallSize, fastSize)
 	again, _, _ := build(1) // level 1 is the default: the same layer, from the cache
 	assert.Equal(t, fastDigest, again)
+}
+
+// recorded is a progress.Sink that keeps every event.
+type recorded struct {
+	mu     sync.Mutex
+	events []progress.Event
+}
+
+func (r *recorded) Event(e progress.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *recorded) all() []progress.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
 }
