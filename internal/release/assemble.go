@@ -169,7 +169,7 @@ func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 // upload hands unit (i, j)'s image to OnImage.
 func (a *assembler) upload(ctx context.Context, i, j int, img v1.Image, up *uploads) error {
 	u := a.units[i][j]
-	total, _ := newBlobsSize(img, baseLayers(u))
+	total, _ := blobsSize(img, baseLayers(u))
 	a.opts.stage(a.plan.Images[i].Name, u.platform, progress.Uploading, progress.Event{Bytes: up.total(), Total: total})
 	return a.unitErr(i, j, a.opts.OnImage(ctx, a.plan.Images[i].Name, u.platform, img))
 }
@@ -203,7 +203,7 @@ func (a *assembler) finished(ctx context.Context, i, j int, img v1.Image, up *up
 	if d, derr := img.Digest(); derr == nil {
 		e.Digest = d.String()
 	}
-	e.Total, _ = imageSize(img)
+	e.Total, _ = blobsSize(img, 0)
 	if ls, lerr := img.Layers(); lerr == nil {
 		e.Count = len(ls) - baseLayers(u)
 	}

@@ -61,31 +61,18 @@ func (u *uploads) total() int64 {
 	return u.sent
 }
 
-// imageSize is img's compressed size: its config and every layer, as a
-// pull downloads it.
-func imageSize(img v1.Image) (int64, error) {
-	m, err := img.Manifest()
-	if err != nil {
-		return 0, err
-	}
-	n := m.Config.Size
-	for _, l := range m.Layers {
-		n += l.Size
-	}
-	return n, nil
-}
-
-// newBlobsSize is the size of the blobs of img that the release wrote
-// (config and the layers after the base's first baseLayers): what an
+// blobsSize is the compressed size of img's config and of its layers
+// after the first skip: with skip 0, the image as a pull downloads it;
+// with the base's layers skipped, the blobs the release wrote, which an
 // upload sends when the registry has none of them.
-func newBlobsSize(img v1.Image, baseLayers int) (int64, error) {
+func blobsSize(img v1.Image, skip int) (int64, error) {
 	m, err := img.Manifest()
 	if err != nil {
 		return 0, err
 	}
 	n := m.Config.Size
 	for k, l := range m.Layers {
-		if k >= baseLayers {
+		if k >= skip {
 			n += l.Size
 		}
 	}
