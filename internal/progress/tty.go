@@ -204,7 +204,7 @@ func (t *TTY) lines(now time.Time, width int) []string {
 		out = append(out, fmt.Sprintf(format, iw, "IMAGE", pw, "PLATFORM", "TIME", "STAGE"))
 	}
 	for _, r := range t.rows {
-		out = append(out, fmt.Sprintf(format, iw, r.image, pw, r.platform, r.elapsed(now), r.stageText()))
+		out = append(out, fmt.Sprintf(format, iw, r.image, pw, r.platform, r.elapsed(now), r.stageText(width < 80)))
 	}
 	if len(t.phases) > 0 {
 		var ps []string
@@ -230,7 +230,8 @@ func (r *row) elapsed(now time.Time) string {
 	return Duration(now.Sub(r.started))
 }
 
-func (r *row) stageText() string {
+// stageText is the row's stage; narrow, an upload is a percentage.
+func (r *row) stageText(narrow bool) string {
 	e := r.detail
 	switch r.stage {
 	case Writing:
@@ -243,7 +244,10 @@ func (r *row) stageText() string {
 		}
 		return s
 	case Uploading:
-		if e.Total > 0 {
+		switch {
+		case e.Total > 0 && narrow:
+			return fmt.Sprintf("uploading %d%%", min(r.bytes, e.Total)*100/e.Total)
+		case e.Total > 0:
 			return fmt.Sprintf("uploading %s/%s", Size(min(r.bytes, e.Total)), Size(e.Total))
 		}
 		return "uploading " + Size(r.bytes)

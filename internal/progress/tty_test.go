@@ -200,3 +200,12 @@ func TestReporterConcurrent(t *testing.T) {
 	}
 	assert.Zero(t, s.wrapped)
 }
+
+// TestTTYNarrowUpload: on a narrow terminal an upload shows as a
+// percentage, which fits where "sent/total" would be cut.
+func TestTTYNarrowUpload(t *testing.T) {
+	s := ttyRun(60, 11, nil, true)
+	rows := rowsOf(s.text())
+	require.Len(t, rows, 10, strings.Join(s.text(), "\n"))
+	assert.True(t, strings.HasSuffix(rows[1], " uploading 33%"), rows[1])
+}

@@ -156,22 +156,25 @@ func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 	if gated {
 		a.slots.release()
 	}
+	if err == nil && (st != nil || a.opts.OnImage != nil) {
+		a.uploading(i, j, img, up)
+	}
 	if st != nil {
-		err = st.end(err)
+		err = st.end(err) // waits for the streamed layers' uploads
 	}
 	if err == nil && a.opts.OnImage != nil {
-		err = a.upload(uctx, i, j, img, up)
+		err = a.unitErr(i, j, a.opts.OnImage(uctx, name, u.platform, img))
 	}
 	a.finished(ctx, i, j, img, up, err)
 	return err
 }
 
-// upload hands unit (i, j)'s image to OnImage.
-func (a *assembler) upload(ctx context.Context, i, j int, img v1.Image, up *uploads) error {
+// uploading reports unit (i, j) checked and uploading: the rest of its
+// streamed layers, then (OnImage) its other blobs.
+func (a *assembler) uploading(i, j int, img v1.Image, up *uploads) {
 	u := a.units[i][j]
 	total, _ := blobsSize(img, baseLayers(u))
 	a.opts.stage(a.plan.Images[i].Name, u.platform, progress.Uploading, progress.Event{Bytes: up.total(), Total: total})
-	return a.unitErr(i, j, a.opts.OnImage(ctx, a.plan.Images[i].Name, u.platform, img))
 }
 
 // baseLayers is how many of u's layers come from its base.
