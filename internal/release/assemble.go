@@ -173,7 +173,7 @@ func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 // streamed layers, then (OnImage) its other blobs.
 func (a *assembler) uploading(i, j int, img v1.Image, up *uploads) {
 	u := a.units[i][j]
-	total, _ := blobsSize(img, baseLayers(u))
+	total, _ := newBlobsSize(img, baseLayers(u))
 	a.opts.stage(a.plan.Images[i].Name, u.platform, progress.Uploading, progress.Event{Bytes: up.total(), Total: total})
 }
 
@@ -206,9 +206,8 @@ func (a *assembler) finished(ctx context.Context, i, j int, img v1.Image, up *up
 	if d, derr := img.Digest(); derr == nil {
 		e.Digest = d.String()
 	}
-	e.Total, _ = blobsSize(img, 0)
-	if ls, lerr := img.Layers(); lerr == nil {
-		e.Count = len(ls) - baseLayers(u)
+	if m, merr := img.Manifest(); merr == nil {
+		e.Total, e.Count = manifest.CompressedSize(m), len(m.Layers)-baseLayers(u)
 	}
 	a.opts.stage(name, u.platform, progress.Done, e)
 }

@@ -6,6 +6,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/progress"
 )
@@ -61,20 +62,17 @@ func (u *uploads) total() int64 {
 	return u.sent
 }
 
-// blobsSize is the compressed size of img's config and of its layers
-// after the first skip: with skip 0, the image as a pull downloads it;
-// with the base's layers skipped, the blobs the release wrote, which an
-// upload sends when the registry has none of them.
-func blobsSize(img v1.Image, skip int) (int64, error) {
+// newBlobsSize is the compressed size of the blobs of img the release
+// wrote: its config and its layers after the base's first baseLayers,
+// what an upload sends when the registry has none of them.
+func newBlobsSize(img v1.Image, baseLayers int) (int64, error) {
 	m, err := img.Manifest()
 	if err != nil {
 		return 0, err
 	}
-	n := m.Config.Size
-	for k, l := range m.Layers {
-		if k >= skip {
-			n += l.Size
-		}
+	n := manifest.CompressedSize(m)
+	for _, l := range m.Layers[:min(baseLayers, len(m.Layers))] {
+		n -= l.Size
 	}
 	return n, nil
 }
