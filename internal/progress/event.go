@@ -59,13 +59,13 @@ type Event struct {
 	Image    string        `json:"image,omitempty"`
 	Platform string        `json:"platform,omitempty"`
 	Stage    Stage         `json:"stage,omitempty"`
-	Digest   string        `json:"digest,omitempty"` // full, sha256:...
-	Bytes    int64         `json:"bytes,omitempty"`  // sent so far
-	Total    int64         `json:"total,omitempty"`  // size: to send (uploading) or compressed image size (done)
-	Count    int           `json:"count,omitempty"`  // binaries (compiled), layer number (writing layer), layers (done)
-	Of       int           `json:"of,omitempty"`     // layers to write (writing layer)
-	Duration time.Duration `json:"duration,omitempty"`
-	Level    string        `json:"level,omitempty"` // log: INFO, WARN, ERROR
+	Digest   string        `json:"digest,omitempty"`   // full, sha256:...
+	Bytes    int64         `json:"bytes,omitempty"`    // sent so far
+	Total    int64         `json:"total,omitempty"`    // size: to send (uploading) or compressed image size (done)
+	Count    int           `json:"count,omitempty"`    // binaries (compiled), layer number (writing layer), layers (done)
+	Of       int           `json:"of,omitempty"`       // layers to write (writing layer)
+	Duration time.Duration `json:"duration,omitempty"` // nanoseconds in JSON
+	Level    string        `json:"level,omitempty"`    // log: INFO, WARN, ERROR
 	Message  string        `json:"message,omitempty"`
 	Fields   []Field       `json:"fields,omitempty"`
 
