@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -18,19 +16,14 @@ import (
 	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite testdata/*.golden")
-
 // pushExample pushes the bundled example (two images × five platforms) to
 // a fresh in-process registry with args added, and returns the registry's
 // host and stderr.
 func pushExample(t *testing.T, env []string, args ...string) (host, stderr string) {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", "gitlab-runner"))
-	require.NoError(t, err)
-	t.Chdir(dir)
+	t.Chdir(exampleDir(t))
 	host = testkit.Registry(t)
-	args = append([]string{"push", "--repo", host + "/group", "--version", "v17.10.0", "--revision", "0123456789abcdef0123456789abcdef01234567",
-		"--branch", "main", "--source", "https://gitlab.example.com/group/gitlab-runner"}, args...)
+	args = append(append([]string{"push", "--repo", host + "/group"}, exampleArgs...), args...)
 	code, _, stderr := run(t, baseEnv(env...), args...)
 	require.Equal(t, 0, code, stderr)
 	return host, stderr
@@ -58,19 +51,6 @@ func normalized(stderr, host string) string {
 	return strings.Join(lines, "\n")
 }
 
-// checkGolden compares got with path (absolute: the test may have changed
-// directory), or rewrites it with -update.
-func checkGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *updateGolden {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "go test -update writes it")
-	assert.Equal(t, string(want), got)
-}
-
 // TestPlainProgressOfTheExample: the example's push as a CI log, without
 // and with GitLab's sections: at most 25 lines, short digests, no cache
 // path; -v brings back every detail (the logfmt lines, full digests).
@@ -84,14 +64,14 @@ func TestPlainProgressOfTheExample(t *testing.T) {
 		{"gitlab", []string{"GITLAB_CI=true"}, "push-plain-gitlab.golden"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			golden, err := filepath.Abs(filepath.Join("testdata", tt.golden))
+			goldenPath, err := filepath.Abs(filepath.Join("testdata", tt.golden))
 			require.NoError(t, err)
 			host, stderr := pushExample(t, tt.env, "--progress", "plain")
 			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 			assert.LessOrEqual(t, len(lines), 25, stderr)
 			assert.NotContains(t, stderr, cacheRoot)
 			assert.NotRegexp(t, `sha256:[0-9a-f]{13}`, stderr)
-			checkGolden(t, golden, normalized(stderr, host))
+			golden(t, goldenPath, normalized(stderr, host))
 		})
 	}
 	t.Run("verbose", func(t *testing.T) {
