@@ -38,7 +38,7 @@ func normalized(stderr, host string) string {
 		{`\d+(\.\d)?s\b|\d+m\d\ds\b`, "T"},
 		{`(section_(start|end)):\d+:`, "$1:UNIX:"},
 		{`sha256:[0-9a-f]{12}\b`, "sha256:DIGEST"},
-		{`\d+(\.\d)? [kMG]?B\b`, "SIZE"},
+		{`\d+(\.\d)? ([KMG]i)?B\b`, "SIZE"},
 	} {
 		s = regexp.MustCompile(r.re).ReplaceAllString(s, r.to)
 	}

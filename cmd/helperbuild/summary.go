@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
@@ -54,20 +55,8 @@ func platformTable(w io.Writer, img release.Image) error {
 }
 
 // humanSize is n bytes in binary units with one decimal: 512 B, 1.5 KiB,
-// 23.4 MiB.
-func humanSize(n int64) string {
-	if n < 1024 {
-		return fmt.Sprintf("%d B", n)
-	}
-	units := []string{"KiB", "MiB", "GiB", "TiB"}
-	v := float64(n) / 1024
-	u := 0
-	for v >= 1024 && u < len(units)-1 {
-		v /= 1024
-		u++
-	}
-	return fmt.Sprintf("%.1f %s", v, units[u])
-}
+// 23.4 MiB (the progress lines print sizes the same way).
+func humanSize(n int64) string { return progress.Size(n) }
 
 // publishHint tells a build where its images are and how to publish
 // them; a registry destination needs none.

@@ -18,18 +18,19 @@ func ShortDigest(d string) string {
 	return alg + ":" + hex[:12]
 }
 
-// Size is n bytes in human units (1000-based, as registries show them).
+// Size is n bytes in binary units with one decimal (512 B, 1.5 KiB,
+// 23.4 MiB), as the summary prints sizes.
 func Size(n int64) string {
-	const unit = 1000
-	if n < unit {
+	if n < 1024 {
 		return fmt.Sprintf("%d B", n)
 	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
+	units := []string{"KiB", "MiB", "GiB", "TiB"}
+	v, u := float64(n)/1024, 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
 	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTP"[exp])
+	return fmt.Sprintf("%.1f %s", v, units[u])
 }
 
 // Duration is d as a person reads it: 0.4s, 12.3s, 1m02s.

@@ -67,7 +67,7 @@ func TestTTYFinalState(t *testing.T) {
 				assert.Contains(t, rows[k], p)
 				short := strings.TrimPrefix(ShortDigest(digestOf(img, p)), "sha256:")
 				if width >= 100 {
-					assert.Contains(t, rows[k], "done "+short+" 781.2 kB")
+					assert.Contains(t, rows[k], "done "+short+" 762.9 KiB")
 				} else {
 					assert.Contains(t, rows[k], "done "+short)
 				}
@@ -92,7 +92,7 @@ func TestTTYMidRun(t *testing.T) {
 	require.Len(t, rows, 10, strings.Join(lines, "\n"))
 	screenText := strings.Join(lines, "\n")
 	assert.Regexp(t, `done [0-9a-f]{12} `, rows[0])
-	assert.Contains(t, rows[1], "uploading 262.1 kB/780.0 kB", screenText)
+	assert.Contains(t, rows[1], "uploading 256.0 KiB/761.7 KiB", screenText)
 	assert.Contains(t, rows[2], "writing layer 1/2", screenText)
 	assert.Contains(t, rows[3], "compiling", screenText)
 	assert.Contains(t, rows[4], "compiling", screenText)
