@@ -38,6 +38,8 @@ type buildFlags struct {
 	output       string
 	cacheDir     string
 	noCache      bool
+	byDigest     bool
+	partFile     string
 }
 
 func newBuildCmd(env Env, push bool, exec buildExec) *cobra.Command {
@@ -98,6 +100,8 @@ described by helperbuild.yaml (or --config).`,
 	_ = cmd.RegisterFlagCompletionFunc("compression-level", completeLevel)
 	if push {
 		fl.StringArrayVar(&f.tags, "tag", nil, "config-free: reference to tag, e.g. registry.example.com/group/helper:v1.2.3, or TAG with --repo; recipe: a tag every image also gets (repeatable)")
+		fl.BoolVar(&f.byDigest, "by-digest", false, "one CI job's share of a release: push blobs and platform manifests, write no tag, write --part-file for helperbuild merge")
+		fl.StringVar(&f.partFile, "part-file", "", "with --by-digest: write the part file (JSON, see docs/fanout.md) here, e.g. parts/$CI_JOB_ID.json")
 	} else {
 		fl.StringArrayVar(&f.tags, "tag", nil, "config-free: name of the layout entry (default latest); recipe: a tag every image's entries also get (repeatable)")
 		fl.StringVar(&f.output, "output", "oci:out/oci", "where to write: oci:DIR or oci-archive:FILE.tar")

@@ -8,14 +8,16 @@ import (
 	"time"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
 
 // destination is where a run's images go, as the flags say: an OCI layout
-// or archive (build), or a registry (push). open turns it into the
-// publish.Destination that does the work.
+// or archive (build), a registry (push), or a registry by digest and a
+// part file (push --by-digest). The parse chooses which once; open then
+// makes the publish.Destination that does the work.
 type destination struct {
 	output imageref.Ref   // build
 	naming publish.Naming // push
@@ -24,6 +26,14 @@ type destination struct {
 	// references (push, config-free); the plan of a config-free image
 	// takes them.
 	names []string
+	// open makes the publish.Destination of a run of plan: registries are
+	// reached with opts; an archive is built in tmp with file times at
+	// epoch.
+	open func(ctx context.Context, plan *recipe.Plan, opts imageref.Options, tmp string, epoch time.Time, log *slog.Logger) (publish.Destination, error)
+	// part is the part file's release fields (push --by-digest), filled
+	// once the release's metadata is known.
+	part           part.File
+	imagePlatforms map[string][]string
 }
 
 func parseDestination(f *buildFlags, env Env, pkg string, push bool) (*destination, error) {
@@ -31,10 +41,19 @@ func parseDestination(f *buildFlags, env Env, pkg string, push bool) (*destinati
 		return nil, err
 	}
 	d := &destination{single: pkg != ""}
+	if err := checkByDigest(f, push); err != nil {
+		return nil, err
+	}
 	switch {
 	case !push:
+		d.open = d.openLayout
 		return d, d.parseOutput(f)
-	case d.single:
+	case f.byDigest:
+		d.open = d.openByDigest(f.partFile)
+	default:
+		d.open = d.openRegistry
+	}
+	if d.single {
 		return d, d.parseConfigFreeTags(f, env, pkg)
 	}
 	prefix := first(f.repo, env.Get("CI_REGISTRY_IMAGE"))
@@ -156,18 +175,30 @@ func (d *destination) publishOutcome(res *release.Result) string {
 // layoutTags are the tag names of a config-free image.
 func (d *destination) layoutTags() []string { return d.names }
 
-// open chooses the publish.Destination of a run of plan: the registry
-// destination reaches registries with opts (OnImage and OnLayer upload
-// while the build runs); an archive is built in tmp with file times at
-// epoch.
-func (d *destination) open(ctx context.Context, plan *recipe.Plan, opts imageref.Options, tmp string, epoch time.Time, log *slog.Logger) (publish.Destination, error) {
-	if d.naming != nil {
-		var images []string
-		for _, img := range plan.Images {
-			images = append(images, img.Name)
-		}
-		return publish.NewRegistry(ctx, d.naming, images, opts, log)
+// openRegistry is push's destination: the registry (OnImage and OnLayer
+// upload while the build runs).
+func (d *destination) openRegistry(ctx context.Context, plan *recipe.Plan, opts imageref.Options, _ string, _ time.Time, log *slog.Logger) (publish.Destination, error) {
+	var images []string
+	for _, img := range plan.Images {
+		images = append(images, img.Name)
 	}
+	return publish.NewRegistry(ctx, d.naming, images, opts, log)
+}
+
+// openByDigest is push --by-digest's destination: the registry's uploads,
+// no tag, and the part file at path.
+func (d *destination) openByDigest(path string) func(context.Context, *recipe.Plan, imageref.Options, string, time.Time, *slog.Logger) (publish.Destination, error) {
+	return func(ctx context.Context, plan *recipe.Plan, opts imageref.Options, tmp string, epoch time.Time, log *slog.Logger) (publish.Destination, error) {
+		reg, err := d.openRegistry(ctx, plan, opts, tmp, epoch, log)
+		if err != nil {
+			return nil, err
+		}
+		return &publish.ByDigest{Registry: reg.(*publish.Registry), PartFile: path, Part: d.part, ImagePlatforms: d.imagePlatforms}, nil
+	}
+}
+
+// openLayout is build's destination: an OCI layout, or a layout in a tar.
+func (d *destination) openLayout(_ context.Context, _ *recipe.Plan, _ imageref.Options, tmp string, epoch time.Time, log *slog.Logger) (publish.Destination, error) {
 	layout := publish.Layout{Ref: d.output, Single: d.single, Logger: log}
 	if d.output.Transport == imageref.Archive {
 		return &publish.Archive{Layout: layout, TempDir: tmp, Epoch: epoch}, nil

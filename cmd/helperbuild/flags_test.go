@@ -184,6 +184,18 @@ func TestEveryFlagInBothModes(t *testing.T) {
 				assert.Equal(t, [][]string{{"v1.0.0", "stable"}, {"v1.0.0", "latest", "stable"}}, imageTags(r))
 			}},
 		},
+		"push --by-digest": same([]string{"--by-digest", "--part-file", filepath.Join(tmp, "part.json")}, func(t *testing.T, r *buildRun) {
+			dest, err := r.dest.open(t.Context(), r.plan, r.images, t.TempDir(), time.Time{}, nil)
+			require.NoError(t, err)
+			bd, ok := dest.(*publish.ByDigest)
+			require.True(t, ok, "a by-digest destination, got %T", dest)
+			assert.Equal(t, filepath.Join(tmp, "part.json"), bd.PartFile)
+			assert.Equal(t, "v1.0.0", bd.Part.Version)
+		}),
+		"push --part-file": {
+			{args: []string{"--part-file", filepath.Join(tmp, "part.json")}, err: "is written by push --by-digest only; add --by-digest"},
+			{args: []string{"--part-file", filepath.Join(tmp, "part.json")}, err: "is written by push --by-digest only; add --by-digest"},
+		},
 		"build --output": same([]string{"--output", "oci-archive:" + filepath.Join(tmp, "x.tar")}, func(t *testing.T, r *buildRun) {
 			assert.Equal(t, filepath.Join(tmp, "x.tar"), r.dest.output.Path)
 		}),
@@ -270,6 +282,8 @@ func TestModeConflicts(t *testing.T) {
 		{args: []string{"push", "--base", "scratch", "--repo", "registry.example.com/g", "--tag", "registry.example.com/x/app:v1", "./cmd/app"},
 			want: "--repo registry.example.com/g: every --tag names its registry, so --repo would change nothing"},
 		{args: []string{"push", "--base", "scratch", "./cmd/app"}, want: "push needs --tag REGISTRY/REPOSITORY:TAG"},
+		{args: []string{"push", "--repo", "registry.example.com/g", "--by-digest"}, want: "push --by-digest writes a part file for merge: give --part-file FILE"},
+		{args: []string{"push", "--repo", "registry.example.com/g", "--by-digest", "--part-file", "no/such/dir/p.json"}, want: "--part-file no/such/dir/p.json: directory no/such/dir does not exist"},
 		{args: []string{"build", "--base", "scratch", "--platforms", "all", "./cmd/app"}, want: "--platforms all means every platform the base offers, and scratch offers none"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -96,6 +96,11 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 			return nil, err
 		}
 	}
+	if f.byDigest {
+		if err := dest.setPart(env, cfg, meta, platforms); err != nil {
+			return nil, err
+		}
+	}
 	return &buildRun{
 		env: env, plan: plan, dest: dest, meta: meta,
 		images:       imageref.Options{Keychain: keychain(env), Insecure: f.insecure, UserAgent: "helperbuild/" + version},

@@ -39,6 +39,7 @@ var roles = map[string]role{
 	"internal/elfcheck":   shared,
 	"internal/gitmeta":    shared,
 	"internal/imageref":   shared,
+	"internal/part":       shared,
 	"internal/platform":   shared,
 	"internal/progress":   shared,
 	"internal/retry":      shared,

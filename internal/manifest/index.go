@@ -19,11 +19,7 @@ type Entry struct {
 
 // Index assembles an OCI image index over entries, in their order.
 func Index(entries []Entry, annotations map[string]string) (v1.ImageIndex, error) {
-	im := v1.IndexManifest{
-		SchemaVersion: 2,
-		MediaType:     types.OCIImageIndex,
-		Annotations:   annotations,
-	}
+	var descs []v1.Descriptor
 	children := map[v1.Hash]v1.Image{}
 	for _, e := range entries {
 		d, err := e.Image.Digest()
@@ -39,8 +35,27 @@ func Index(entries []Entry, annotations map[string]string) (v1.ImageIndex, error
 			return nil, err
 		}
 		p := v1.Platform{OS: e.Platform.OS, Architecture: e.Platform.Architecture, Variant: e.Platform.Variant}
-		im.Manifests = append(im.Manifests, v1.Descriptor{MediaType: mt, Digest: d, Size: size, Platform: &p})
+		descs = append(descs, v1.Descriptor{MediaType: mt, Digest: d, Size: size, Platform: &p})
 		children[d] = e.Image
+	}
+	return IndexOf(descs, annotations, func(h v1.Hash) (v1.Image, error) {
+		if img, ok := children[h]; ok {
+			return img, nil
+		}
+		return nil, fmt.Errorf("index has no image %s", h)
+	})
+}
+
+// IndexOf assembles an OCI image index listing descs, in their order, with
+// annotations; image gives the image of an entry by digest (merge reads
+// them from a registry). Index and IndexOf write the same bytes for the
+// same entries.
+func IndexOf(descs []v1.Descriptor, annotations map[string]string, image func(v1.Hash) (v1.Image, error)) (v1.ImageIndex, error) {
+	im := v1.IndexManifest{
+		SchemaVersion: 2,
+		MediaType:     types.OCIImageIndex,
+		Manifests:     descs,
+		Annotations:   annotations,
 	}
 	raw, err := json.Marshal(im)
 	if err != nil {
@@ -50,7 +65,7 @@ func Index(entries []Entry, annotations map[string]string) (v1.ImageIndex, error
 	if err != nil {
 		return nil, err
 	}
-	return &index{raw: raw, manifest: im, digest: digest, size: size, children: children}, nil
+	return &index{raw: raw, manifest: im, digest: digest, size: size, image: image}, nil
 }
 
 // index is a computed image index whose children are images.
@@ -59,7 +74,7 @@ type index struct {
 	manifest v1.IndexManifest
 	digest   v1.Hash
 	size     int64
-	children map[v1.Hash]v1.Image
+	image    func(v1.Hash) (v1.Image, error)
 }
 
 var _ v1.ImageIndex = (*index)(nil)
@@ -73,10 +88,7 @@ func (x *index) IndexManifest() (*v1.IndexManifest, error) {
 }
 
 func (x *index) Image(h v1.Hash) (v1.Image, error) {
-	if img, ok := x.children[h]; ok {
-		return img, nil
-	}
-	return nil, fmt.Errorf("index has no image %s", h)
+	return x.image(h)
 }
 
 func (x *index) ImageIndex(h v1.Hash) (v1.ImageIndex, error) {

@@ -49,10 +49,30 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 	if err := p.pushByDigest(ctx, images, repos); err != nil {
 		return nil, err
 	}
-	if err := p.checkManifests(ctx, images, repos); err != nil {
+	if err := p.checkManifests(ctx, images, repos, true); err != nil {
 		return nil, err
 	}
 	return p.writeTags(ctx, images, repos)
+}
+
+// PushByDigest is ToRegistry without the index and the tags: every blob and
+// platform manifest of images by digest, then a HEAD check of each
+// manifest. The tags of images are checked, for the merge that writes them.
+func PushByDigest(ctx context.Context, images []Image, opts RegistryOptions) error {
+	repos, err := checkTags(images)
+	if err != nil {
+		return err
+	}
+	p, err := newPublisher(opts)
+	if err != nil {
+		return err
+	}
+	for i, img := range images {
+		if err := pushPlatforms(ctx, p.pusher, repos[i], img.Index, p.jobs, p.log); err != nil {
+			return err
+		}
+	}
+	return p.checkManifests(ctx, images, repos, false)
 }
 
 // publisher holds the connections one ToRegistry uses in every phase.
@@ -119,12 +139,13 @@ func (p *publisher) pushByDigest(ctx context.Context, images []Image, repos []na
 	return nil
 }
 
-// checkManifests is phase 2: every manifest is where we put it, asked all
-// at once (a round trip each; on a real network they would add up).
-func (p *publisher) checkManifests(ctx context.Context, images []Image, repos []name.Repository) error {
+// checkManifests is phase 2: every manifest (the index's too, withIndex)
+// is where we put it, asked all at once (a round trip each; on a real
+// network they would add up).
+func (p *publisher) checkManifests(ctx context.Context, images []Image, repos []name.Repository, withIndex bool) error {
 	var refs []name.Digest
 	for i, img := range images {
-		digests, err := manifestDigests(img.Index)
+		digests, err := manifestDigests(img.Index, withIndex)
 		if err != nil {
 			return err
 		}
@@ -230,16 +251,21 @@ func pushPlatforms(ctx context.Context, pusher *remote.Pusher, repo name.Reposit
 	return g.Wait()
 }
 
-func manifestDigests(idx v1.ImageIndex) ([]v1.Hash, error) {
+// manifestDigests are the digests of idx's entries, after idx's own when
+// withIndex.
+func manifestDigests(idx v1.ImageIndex, withIndex bool) ([]v1.Hash, error) {
 	im, err := idx.IndexManifest()
 	if err != nil {
 		return nil, err
 	}
-	d, err := idx.Digest()
-	if err != nil {
-		return nil, err
+	var out []v1.Hash
+	if withIndex {
+		d, err := idx.Digest()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
 	}
-	out := []v1.Hash{d}
 	for _, m := range im.Manifests {
 		out = append(out, m.Digest)
 	}
