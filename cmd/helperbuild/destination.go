@@ -156,7 +156,8 @@ func (d *destination) String() string {
 	return d.output.String()
 }
 
-// publishHeader and publishOutcome open and close the publish phase.
+// publishHeader and publishOutcome open and close the publish phase (merge
+// closes its check phase with publishOutcome too).
 func (d *destination) publishHeader() string {
 	if d.naming != nil {
 		return "publish: manifests by digest, checked, then tags"
@@ -164,7 +165,7 @@ func (d *destination) publishHeader() string {
 	return "publish: write " + d.output.String()
 }
 
-func (d *destination) publishOutcome(res *release.Result) string {
+func publishOutcome(res *release.Result) string {
 	indexes, manifests := len(res.Images), 0
 	for _, img := range res.Images {
 		manifests += len(img.Platforms)

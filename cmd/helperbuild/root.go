@@ -107,7 +107,7 @@ so every node of a mixed-architecture cluster pulls its native build from one ta
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
-	root.AddCommand(newBuildCmd(env, false, exec), newBuildCmd(env, true, exec), newVerifyCmd(env), newInitCmd(env), newVersionCmd())
+	root.AddCommand(newBuildCmd(env, false, exec), newBuildCmd(env, true, exec), newMergeCmd(env), newVerifyCmd(env), newInitCmd(env), newVersionCmd())
 	return root
 }
 

@@ -188,7 +188,7 @@ func (r *buildRun) buildAndPublish(cmd *cobra.Command, prog *runProgress) (*rele
 	if err := dest.Publish(ctx, images); err != nil {
 		return nil, nil, err
 	}
-	prog.phase(progress.KindPhaseEnd, "publish", r.dest.publishOutcome(res))
+	prog.phase(progress.KindPhaseEnd, "publish", publishOutcome(res))
 	return res, dest, nil
 }
 

@@ -160,3 +160,9 @@ func configCheck(cfg, desc v1.Platform) Check {
 	}
 	return Check{Name: CheckConfig, OK: true, Reason: "config says " + platform.Format(cfg)}
 }
+
+// ConfigAgrees is the check that the config cf names the platform desc of
+// its index entry (merge holds each part's manifests to it).
+func ConfigAgrees(cf *v1.ConfigFile, desc v1.Platform) Check {
+	return configCheck(configPlatform(cf), desc)
+}

@@ -1,0 +1,451 @@
+package release
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/part"
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/publish"
+)
+
+// MergeOptions configures PlanMerge.
+type MergeOptions struct {
+	// Platforms is the release's platform list, in index order (merge
+	// --platforms); nil takes the parts'.
+	Platforms []v1.Platform
+	// Recipe, if set, is the recipe every part must have been built from
+	// (merge --config).
+	Recipe *part.Recipe
+	// Repo, if set, is the repository prefix every image is published
+	// under (PREFIX/<image name>) instead of where its parts were pushed;
+	// their blobs are mounted from there.
+	Repo string
+	// Images says how to reach registries; its Insecure list also parses
+	// the parts' repositories.
+	Images imageref.Options
+	// Logger receives progress; nil discards it.
+	Logger *slog.Logger
+}
+
+// Merge is a set of part files checked against each other (PlanMerge):
+// every image's platforms are there once each, from parts of one release.
+// Run then checks them in the registry and builds the indexes.
+type Merge struct {
+	images []*mergeImage
+	opts   MergeOptions
+}
+
+// mergeImage is one image of the release, as its parts give it.
+type mergeImage struct {
+	name        string
+	platforms   []v1.Platform // the image's release platforms, in index order
+	entries     []*mergeEntry // platform images, in platform order, then the rest
+	annotations map[string]string
+	placements  []publish.Placement
+}
+
+// mergeEntry is one index entry and the part that contributed it.
+type mergeEntry struct {
+	desc   v1.Descriptor
+	from   *part.File
+	source name.Repository // where the part's job pushed it
+	tags   []string        // platform tags
+	extra  bool            // not a platform's image: an attestation manifest, say
+	owner  int             // the position of the platform it belongs to
+}
+
+// referenceDigest is the annotation by which BuildKit-style attestation
+// manifests name the image they describe.
+const referenceDigest = "vnd.docker.reference.digest"
+
+// PlanMerge checks parts against each other and against opts, before
+// anything is read from a registry: they come from one revision, version,
+// epoch and recipe, and give every image each of its release platforms
+// exactly once and none other. Each refusal is one line naming the parts
+// (their files and CI jobs) at fault.
+func PlanMerge(parts []*part.File, opts MergeOptions) (*Merge, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("no part files to merge")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := agreeOnRelease(parts, opts.Recipe); err != nil {
+		return nil, err
+	}
+	list, source, err := releasePlatforms(parts, opts.Platforms)
+	if err != nil {
+		return nil, err
+	}
+	m := &Merge{opts: opts}
+	byName := map[string]*mergeImage{}
+	where := map[string]string{} // image name -> its placements, as the first part says
+	whereFrom := map[string]*part.File{}
+	ownPlatforms := map[string]string{}
+	for _, f := range parts {
+		placed := map[string][]part.Image{}
+		var names []string
+		for _, pi := range f.Images {
+			if _, ok := placed[pi.Name]; !ok {
+				names = append(names, pi.Name)
+			}
+			placed[pi.Name] = append(placed[pi.Name], pi)
+		}
+		for _, n := range names {
+			pis := placed[n]
+			mi := byName[n]
+			w := placementKey(pis)
+			own := strings.Join(pis[0].Platforms, ",")
+			if mi == nil {
+				if mi, err = newMergeImage(n, pis, list, opts); err != nil {
+					return nil, fmt.Errorf("image %s in %s: %w", n, f.Name(), err)
+				}
+				byName[n], where[n], whereFrom[n], ownPlatforms[n] = mi, w, f, own
+				m.images = append(m.images, mi)
+			} else if w != where[n] {
+				return nil, fmt.Errorf("image %s: parts disagree on its repositories and tags: %s in %s, %s in %s", n, where[n], whereFrom[n].Name(), w, f.Name())
+			} else if own != ownPlatforms[n] {
+				return nil, fmt.Errorf("image %s: parts disagree on its platforms: [%s] in %s, [%s] in %s (parts of different recipes)", n, ownPlatforms[n], whereFrom[n].Name(), own, f.Name())
+			}
+			if err := mi.add(f, pis[0], source, opts.Images.Insecure); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, mi := range m.images {
+		if err := mi.complete(parts); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// agreeOnRelease refuses parts of different revisions, versions, epochs or
+// recipes, and parts not built from recipe when it is given.
+func agreeOnRelease(parts []*part.File, recipe *part.Recipe) error {
+	recipeOf := func(f *part.File) string {
+		if f.Recipe == nil {
+			return "none (config-free)"
+		}
+		return f.Recipe.Path + " " + f.Recipe.Digest.String()
+	}
+	for _, c := range []struct {
+		what  string
+		value func(*part.File) string
+	}{
+		{"revisions", func(f *part.File) string { return f.Revision }},
+		{"versions", func(f *part.File) string { return f.Version }},
+		{"epochs", func(f *part.File) string { return f.Created.UTC().Format(time.RFC3339) }},
+		{"recipes", func(f *part.File) string {
+			if f.Recipe == nil {
+				return recipeOf(f)
+			}
+			return f.Recipe.Digest.String()
+		}},
+	} {
+		if err := agree(parts, c.what, c.value); err != nil {
+			return err
+		}
+	}
+	if recipe == nil {
+		return nil
+	}
+	switch got := parts[0].Recipe; {
+	case got == nil:
+		return fmt.Errorf("--config %s: the parts were built config-free (%s has no recipe); drop --config", recipe.Path, parts[0].Name())
+	case got.Digest != recipe.Digest:
+		return fmt.Errorf("the parts were built from a different recipe than --config %s (%s): %s was built from %s", recipe.Path, recipe.Digest, parts[0].Name(), recipeOf(parts[0]))
+	}
+	return nil
+}
+
+// agree fails when value differs between parts, naming each value and the
+// parts that have it.
+func agree(parts []*part.File, what string, value func(*part.File) string) error {
+	var values []string
+	holders := map[string][]string{}
+	for _, f := range parts {
+		v := value(f)
+		if _, ok := holders[v]; !ok {
+			values = append(values, v)
+		}
+		holders[v] = append(holders[v], f.Name())
+	}
+	if len(values) < 2 {
+		return nil
+	}
+	groups := make([]string, len(values))
+	for i, v := range values {
+		shown := v
+		if shown == "" {
+			shown = `""`
+		}
+		groups[i] = shown + " in " + strings.Join(holders[v], ", ")
+	}
+	return fmt.Errorf("parts were built from different %s: %s; merge the parts of one pipeline", what, strings.Join(groups, "; "))
+}
+
+// releasePlatforms is the release's platform list: flag's, or the one
+// every part records; source names where it came from, for messages.
+func releasePlatforms(parts []*part.File, flag []v1.Platform) ([]v1.Platform, string, error) {
+	if flag != nil {
+		return flag, "--platforms", nil
+	}
+	if err := agree(parts, "platform lists", func(f *part.File) string { return strings.Join(f.Platforms, ",") }); err != nil {
+		if parts[0].Recipe == nil {
+			return nil, "", fmt.Errorf("%w (config-free parts list only the platforms their job built): give merge --platforms in the release's order, e.g. --platforms %s", err, strings.Join(allPlatforms(parts), ","))
+		}
+		return nil, "", err
+	}
+	list, err := parsePlatforms(parts[0].Platforms)
+	if err != nil {
+		return nil, "", fmt.Errorf("part file %s: %w", parts[0].Name(), err)
+	}
+	if parts[0].Recipe != nil {
+		return list, "the recipe's platforms", nil
+	}
+	return list, "the platforms of the push", nil
+}
+
+// allPlatforms lists every platform of parts once, in order.
+func allPlatforms(parts []*part.File) []string {
+	var out []string
+	for _, f := range parts {
+		for _, p := range f.Platforms {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func parsePlatforms(ss []string) ([]v1.Platform, error) {
+	out := make([]v1.Platform, 0, len(ss))
+	for _, s := range ss {
+		p, err := platform.Parse(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// placementKey is the repositories of an image in a part and the tags it
+// gets in each, comparable between parts.
+func placementKey(pis []part.Image) string {
+	var s []string
+	for _, pi := range pis {
+		s = append(s, pi.Repository+":"+strings.Join(pi.Tags, ","))
+	}
+	return strings.Join(s, " ")
+}
+
+// newMergeImage starts the image named n from the first part that has it
+// (pis: one per repository): its platforms given the release's list, and
+// where it goes.
+func newMergeImage(n string, pis []part.Image, list []v1.Platform, opts MergeOptions) (*mergeImage, error) {
+	mi := &mergeImage{name: n}
+	own, err := parsePlatforms(pis[0].Platforms)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(own) == 0:
+		mi.platforms = list
+	case opts.Platforms != nil:
+		for _, p := range list {
+			if platform.Index(own, p) >= 0 {
+				mi.platforms = append(mi.platforms, p)
+			}
+		}
+	default:
+		mi.platforms = own
+	}
+	if len(mi.platforms) == 0 {
+		return nil, fmt.Errorf("no platforms to release: give merge --platforms")
+	}
+	if opts.Repo != "" {
+		repo, err := imageref.ParseRepository(strings.TrimSuffix(opts.Repo, "/")+"/"+n, opts.Images.Insecure)
+		if err != nil {
+			return nil, err
+		}
+		var tags []string
+		for _, pi := range pis {
+			for _, t := range pi.Tags {
+				if !slices.Contains(tags, t) {
+					tags = append(tags, t)
+				}
+			}
+		}
+		mi.placements = []publish.Placement{{Repository: repo, Tags: tags}}
+		return mi, nil
+	}
+	for _, pi := range pis {
+		repo, err := imageref.ParseRepository(pi.Repository, opts.Images.Insecure)
+		if err != nil {
+			return nil, err
+		}
+		mi.placements = append(mi.placements, publish.Placement{Repository: repo, Tags: pi.Tags})
+	}
+	return mi, nil
+}
+
+// add takes the entries of f's image pi: its platforms' images at their
+// place in the release, the rest after them.
+func (mi *mergeImage) add(f *part.File, pi part.Image, source string, insecure []string) error {
+	from, err := imageref.ParseRepository(pi.Repository, insecure)
+	if err != nil {
+		return fmt.Errorf("image %s in %s: %w", mi.name, f.Name(), err)
+	}
+	if mi.entries == nil {
+		mi.entries = make([]*mergeEntry, len(mi.platforms))
+	}
+	first := -1
+	var extras []*mergeEntry
+	for _, d := range pi.Manifests {
+		e := &mergeEntry{desc: d, from: f, source: from}
+		if !isPlatformImage(d) {
+			e.extra = true
+			extras = append(extras, e)
+			continue
+		}
+		k := platform.Index(mi.platforms, *d.Platform)
+		if k < 0 {
+			return fmt.Errorf("image %s: %s from %s is not one of its release platforms (%s: %s); merge the parts of one release, or give merge --platforms", mi.name, platform.Format(*d.Platform), f.Name(), source, platform.FormatList(mi.platforms))
+		}
+		if prev := mi.entries[k]; prev != nil {
+			return fmt.Errorf("image %s: %s is in two parts: %s and %s; merge one part per platform", mi.name, platform.Format(mi.platforms[k]), prev.from.Name(), f.Name())
+		}
+		e.owner = k
+		for _, t := range pi.PlatformTags {
+			if t.Digest == d.Digest {
+				e.tags = append(e.tags, t.Tag)
+			}
+		}
+		mi.entries[k] = e
+		if first < 0 || k < first {
+			first = k
+		}
+		if k == 0 {
+			mi.annotations = pi.Annotations
+		}
+	}
+	for _, e := range extras {
+		e.owner = max(first, 0)
+		if ref := e.desc.Annotations[referenceDigest]; ref != "" {
+			for k, pe := range mi.entries {
+				if pe != nil && !pe.extra && pe.desc.Digest.String() == ref {
+					e.owner = k
+				}
+			}
+		}
+		mi.entries = append(mi.entries, e)
+	}
+	return nil
+}
+
+// isPlatformImage tells a platform's image from other index entries
+// (attestation manifests name the image they describe, and their
+// platform is unknown/unknown).
+func isPlatformImage(d v1.Descriptor) bool {
+	if d.Platform == nil || d.Platform.OS == "unknown" || d.Annotations[referenceDigest] != "" {
+		return false
+	}
+	return d.MediaType.IsImage()
+}
+
+// complete fails when a release platform of the image is in no part, or
+// when the parts disagree on the index annotations; it orders the extra
+// entries by the platform they belong to.
+func (mi *mergeImage) complete(parts []*part.File) error {
+	for k, p := range mi.platforms {
+		if mi.entries[k] == nil {
+			var names []string
+			for _, f := range parts {
+				names = append(names, f.Path)
+			}
+			return fmt.Errorf("image %s: %s is missing: none of the %d parts has it (%s); merge after every platform's job has succeeded", mi.name, platform.Format(p), len(parts), strings.Join(names, ", "))
+		}
+	}
+	n := len(mi.platforms)
+	slices.SortStableFunc(mi.entries[n:], func(a, b *mergeEntry) int { return a.owner - b.owner })
+	// The index carries the annotations of the part with the first
+	// platform (its base, as a single push names it); the rest must agree.
+	base := []string{specsv1.AnnotationBaseImageName, specsv1.AnnotationBaseImageDigest}
+	firstFrom := mi.entries[0].from
+	for _, e := range mi.entries[1:n] {
+		if e.from == firstFrom {
+			continue
+		}
+		theirs := annotationsOf(e.from, mi.name)
+		for _, k := range slices.Sorted(maps.Keys(union(mi.annotations, theirs))) {
+			if !slices.Contains(base, k) && mi.annotations[k] != theirs[k] {
+				return fmt.Errorf("image %s: parts disagree on the index annotation %s: %q in %s, %q in %s", mi.name, k, mi.annotations[k], firstFrom.Name(), theirs[k], e.from.Name())
+			}
+		}
+	}
+	return nil
+}
+
+// annotationsOf are the index annotations f gives the image named n.
+func annotationsOf(f *part.File, n string) map[string]string {
+	for _, pi := range f.Images {
+		if pi.Name == n {
+			return pi.Annotations
+		}
+	}
+	return nil
+}
+
+func union(a, b map[string]string) map[string]string {
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, b)
+	return out
+}
+
+// Naming says where each image goes and with which tags.
+func (m *Merge) Naming() publish.Placed {
+	out := publish.Placed{}
+	for _, mi := range m.images {
+		out[mi.name] = mi.placements
+	}
+	return out
+}
+
+// Platforms are the release's platforms, every image's, in order.
+func (m *Merge) Platforms() []v1.Platform {
+	var out []v1.Platform
+	for _, mi := range m.images {
+		for _, p := range mi.platforms {
+			if platform.Index(out, p) < 0 {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// Names are the images' names, in order.
+func (m *Merge) Names() []string {
+	var out []string
+	for _, mi := range m.images {
+		out = append(out, mi.name)
+	}
+	return out
+}

@@ -1,0 +1,146 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/manifest"
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/verify"
+)
+
+// maxManifestReads bounds the manifests (and configs) Run reads at once.
+const maxManifestReads = 8
+
+// Run reads every entry's manifest where its part's job pushed it, and the
+// config of every platform image (never a layer), and fails, before
+// anything is written, when one is not there or its config names another
+// platform than its part says. It then builds each image's index with the
+// annotations a single push writes, in the release's platform order, the
+// other entries after the platforms' images in the same order.
+func (m *Merge) Run(ctx context.Context) (*Result, error) {
+	start := time.Now()
+	var all []*mergeEntry
+	var owner []*mergeImage
+	for _, mi := range m.images {
+		for _, e := range mi.entries {
+			all = append(all, e)
+			owner = append(owner, mi)
+		}
+	}
+	images := make([]v1.Image, len(all))
+	errs := make([]error, len(all))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(maxManifestReads)
+	opts := m.opts.Images.RemoteOptions(gctx)
+	for i, e := range all {
+		g.Go(func() error {
+			images[i], errs[i] = readEntry(owner[i].name, e, opts)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	byDigest := map[v1.Hash]v1.Image{}
+	for i, e := range all {
+		byDigest[e.desc.Digest] = images[i]
+	}
+	res := &Result{}
+	for _, mi := range m.images {
+		img, err := mi.index(byDigest)
+		if err != nil {
+			return nil, fmt.Errorf("image %s: %w", mi.name, err)
+		}
+		res.Images = append(res.Images, *img)
+	}
+	m.opts.Logger.Info("parts checked", "images", len(m.images), "manifests", len(all), "duration", time.Since(start).Round(time.Millisecond))
+	return res, nil
+}
+
+// readEntry reads e's manifest from the repository its part's job pushed
+// it to and checks it against the part: same media type and size, and for
+// a platform's image a config that names that platform.
+func readEntry(image string, e *mergeEntry, opts []remote.Option) (v1.Image, error) {
+	ref := e.source.Digest(e.desc.Digest.String())
+	what := "manifest " + e.desc.Digest.String()
+	if !e.extra {
+		what += " of " + platform.Format(*e.desc.Platform)
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("image %s: %s from %s: %s", image, what, e.from.Name(), fmt.Sprintf(format, args...))
+	}
+	desc, err := remote.Get(ref, opts...)
+	if err != nil {
+		return nil, fail("not in %s: %v (push --by-digest of that job did not finish, or pushed elsewhere)", e.source, imageref.Explain(err))
+	}
+	if desc.MediaType != e.desc.MediaType || desc.Size != e.desc.Size {
+		return nil, fail("%s has it as %s of %d bytes, the part says %s of %d", e.source, desc.MediaType, desc.Size, e.desc.MediaType, e.desc.Size)
+	}
+	if !desc.MediaType.IsImage() {
+		return nil, fail("a %s, not an image manifest", desc.MediaType)
+	}
+	img, err := desc.Image()
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	if e.extra {
+		return img, nil
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, fail("config: %v", imageref.Explain(err))
+	}
+	if c := verify.ConfigAgrees(cf, *e.desc.Platform); !c.OK {
+		return nil, fail("%s", c.Reason)
+	}
+	return img, nil
+}
+
+// index builds mi's index over the images read, and the Result's record of
+// it.
+func (mi *mergeImage) index(byDigest map[v1.Hash]v1.Image) (*Image, error) {
+	descs := make([]v1.Descriptor, len(mi.entries))
+	out := &Image{Name: mi.name, BaseName: mi.annotations[specsv1.AnnotationBaseImageName]}
+	for i, e := range mi.entries {
+		descs[i] = e.desc
+		if !e.extra {
+			out.Platforms = append(out.Platforms, Platform{Platform: mi.platforms[i], Digest: e.desc.Digest, Size: e.desc.Size, Tags: e.tags})
+		}
+	}
+	for _, pl := range mi.placements {
+		for _, t := range pl.Tags {
+			if !slices.Contains(out.Tags, t) {
+				out.Tags = append(out.Tags, t)
+			}
+		}
+	}
+	idx, err := manifest.IndexOf(descs, mi.annotations, func(h v1.Hash) (v1.Image, error) {
+		if img, ok := byDigest[h]; ok {
+			return img, nil
+		}
+		return nil, fmt.Errorf("index has no image %s", h)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Index = idx
+	if out.Digest, err = idx.Digest(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
