@@ -78,7 +78,7 @@ func releaseMeta(ctx context.Context, env Env, f *buildFlags, dir string) (recip
 // makePlan renders the recipe, or turns config-free mode into a plan.
 func makePlan(cfg *recipe.Config, f *buildFlags, pkg, dir string, vars recipe.Vars, platforms []v1.Platform, dest *destination) (*recipe.Plan, error) {
 	if cfg != nil {
-		plan, err := cfg.Plan(vars, recipe.Selection{Images: f.images, Platforms: platforms, Tags: f.tags})
+		plan, err := cfg.Plan(vars, recipe.Selection{Images: f.images, Platforms: platforms, Tags: f.tags, Partial: f.byDigest})
 		if err != nil {
 			if vars.Version == "" {
 				// An empty version is the usual reason a template renders wrong.

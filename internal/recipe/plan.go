@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,6 +21,10 @@ type Selection struct {
 	// (the command's --tag). A tag that is not valid, or that an image
 	// also renders as a platform tag, is an error.
 	Tags []string
+	// Partial leaves out an image that builds none of the selected
+	// platforms instead of failing (push --by-digest: one CI job builds the
+	// images of its platforms, merge joins them).
+	Partial bool
 }
 
 // Plan is a config with every template rendered and every value checked,
@@ -112,14 +117,22 @@ func (c *Config) Plan(vars Vars, sel Selection) (*Plan, error) {
 			}
 		}
 	}
-	imagePlatforms := make([][]v1.Platform, len(picked))
+	var imagePlatforms [][]v1.Platform
 	var union []v1.Platform
-	for k, i := range picked {
+	building := picked[:0:0]
+	var skipped []error // Partial: images left out
+	for _, i := range picked {
 		ps, err := c.imagePlatforms(i, list, len(sel.Platforms) > 0)
 		if err != nil {
+			var none errBuildsNone
+			if sel.Partial && errors.As(err, &none) {
+				skipped = append(skipped, err)
+				continue
+			}
 			return nil, err
 		}
-		imagePlatforms[k] = ps
+		building = append(building, i)
+		imagePlatforms = append(imagePlatforms, ps)
 		for _, p := range ps {
 			if platform.Index(union, p) < 0 {
 				union = append(union, p)
@@ -128,6 +141,9 @@ func (c *Config) Plan(vars Vars, sel Selection) (*Plan, error) {
 	}
 	if len(c.Images) == 0 {
 		union = slices.Clone(list)
+	}
+	if len(building) == 0 && len(skipped) > 0 {
+		return nil, skipped[0]
 	}
 	union = inListOrder(union, list)
 	if len(union) == 0 {
@@ -150,7 +166,7 @@ func (c *Config) Plan(vars Vars, sel Selection) (*Plan, error) {
 	if err := c.planBinaries(plan, vars); err != nil {
 		return nil, err
 	}
-	for k, i := range picked {
+	for k, i := range building {
 		img, err := c.planImage(i, imagePlatforms[k], vars, sel.Tags)
 		if err != nil {
 			return nil, err
@@ -224,10 +240,15 @@ func (c *Config) imagePlatforms(i int, list []v1.Platform, selected bool) ([]v1.
 		}
 	}
 	if len(out) == 0 {
-		return nil, errAt(c.Path, c.line(p+".platforms"), fmt.Sprintf("image %s builds none of the selected platforms %s (its platforms: %s)", img.Name, platform.FormatList(list), platform.FormatList(img.Platforms)))
+		return nil, errBuildsNone{errAt(c.Path, c.line(p+".platforms"), fmt.Sprintf("image %s builds none of the selected platforms %s (its platforms: %s)", img.Name, platform.FormatList(list), platform.FormatList(img.Platforms)))}
 	}
 	return out, nil
 }
+
+// errBuildsNone is an image that builds none of the selected platforms.
+type errBuildsNone struct{ error }
+
+func (e errBuildsNone) Unwrap() error { return e.error }
 
 func (c *Config) planBuild(plan *Plan, vars Vars) error {
 	data := vars.Data()

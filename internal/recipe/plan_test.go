@@ -161,6 +161,14 @@ func TestPlanSelection(t *testing.T) {
 			wantErr: c.Path + `:24: image group/gitlab-runner builds none of the selected platforms linux/arm/v7 (its platforms: linux/amd64,linux/arm64,linux/s390x)`,
 		},
 		{
+			name: "partial: an image that builds none of the selected platforms is left out", sel: Selection{Platforms: platforms(t, "linux/arm/v7"), Partial: true},
+			images: "gitlab-runner-helper", platforms: "linux/arm/v7",
+		},
+		{
+			name: "partial: every selected image left out", sel: Selection{Images: []string{"group/gitlab-runner"}, Platforms: platforms(t, "linux/arm/v7"), Partial: true},
+			wantErr: c.Path + `:24: image group/gitlab-runner builds none of the selected platforms linux/arm/v7 (its platforms: linux/amd64,linux/arm64,linux/s390x)`,
+		},
+		{
 			name: "selected platform nobody builds", sel: Selection{Images: []string{"group/gitlab-runner"}, Platforms: platforms(t, "linux/amd64,linux/arm/v7")},
 			wantErr: `platform linux/arm/v7: none of the selected images (group/gitlab-runner) builds it`,
 		},
