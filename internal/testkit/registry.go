@@ -82,3 +82,33 @@ func (c *BlobCounter) Gets() map[string]int {
 	}
 	return out
 }
+
+// RequestLog is a Registry wrap that records every request: "METHOD PATH",
+// with "?mount=DIGEST&from=REPO" kept for cross-repository mounts.
+type RequestLog struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+// Wrap records the requests next serves.
+func (l *RequestLog) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		line := r.Method + " " + r.URL.Path
+		if q := r.URL.Query(); q.Get("mount") != "" {
+			line += "?mount=" + q.Get("mount") + "&from=" + q.Get("from")
+		}
+		l.mu.Lock()
+		l.reqs = append(l.reqs, line)
+		l.mu.Unlock()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Take returns the requests recorded since the last Take, and forgets them.
+func (l *RequestLog) Take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.reqs
+	l.reqs = nil
+	return out
+}

@@ -1,0 +1,243 @@
+package release
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/manifest"
+	"github.com/helperbuild/helperbuild/internal/part"
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/testkit"
+)
+
+const fivePlatforms = "linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x"
+
+// fanOut is a release of images over platforms whose jobs pushed by
+// digest to an in-process registry: the images, and each job's part.
+type fanOut struct {
+	host      string
+	log       *testkit.RequestLog
+	platforms []v1.Platform
+	names     []string
+	images    map[string][]v1.Image // image name -> per platform
+	parts     []*part.File          // one per platform, in platform order
+	meta      manifest.Meta
+}
+
+// newFanOut pushes, for each platform, one image of each name (and, with
+// attest, an attestation-like manifest for it) to REGISTRY/jobs/NAME, and
+// writes the part that platform's job would.
+func newFanOut(t *testing.T, ps string, attest bool, names ...string) *fanOut {
+	t.Helper()
+	f := &fanOut{log: &testkit.RequestLog{}, platforms: platforms(t, ps), names: names, images: map[string][]v1.Image{},
+		meta: manifest.Meta{Created: epoch, Revision: "abc", Version: "v1.2.3", Source: "https://example.com/r"}}
+	f.host = testkit.Registry(t, f.log.Wrap)
+	for k, p := range f.platforms {
+		pf := &part.File{SchemaVersion: part.SchemaVersion, MediaType: part.MediaType, Path: "parts/" + platform.GitLabArch(p) + ".json",
+			Job:     &part.Job{ID: string(rune('1' + k)), Name: "build: [" + platform.Format(p) + "]"},
+			Version: f.meta.Version, Revision: f.meta.Revision, Created: f.meta.Created, Platforms: strings.Split(ps, ","),
+			Recipe: &part.Recipe{Path: "helperbuild.yaml", Digest: v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("a", 64)}}}
+		for _, n := range names {
+			img := testkit.Image(t, p, 512, 2)
+			f.images[n] = append(f.images[n], img)
+			repo := f.repo(t, "jobs/"+n)
+			d := push(t, repo, img, &p)
+			pi := part.Image{Name: n, Repository: repo.String(), Annotations: f.meta.Annotations("", v1.Hash{}),
+				Tags: []string{"v1.2.3", "latest"}, Manifests: []v1.Descriptor{d},
+				PlatformTags: []part.PlatformTag{{Platform: platform.Format(p), Digest: d.Digest, Tag: platform.GitLabArch(p) + "-v1.2.3"}}}
+			if attest {
+				att := testkit.Image(t, v1.Platform{OS: "unknown", Architecture: "unknown"}, 64, 1)
+				ad := push(t, repo, att, &v1.Platform{OS: "unknown", Architecture: "unknown"})
+				ad.Annotations = map[string]string{referenceDigest: d.Digest.String(), "vnd.docker.reference.type": "attestation-manifest"}
+				pi.Manifests = append(pi.Manifests, ad)
+			}
+			pf.Images = append(pf.Images, pi)
+		}
+		f.parts = append(f.parts, pf)
+	}
+	f.log.Take()
+	return f
+}
+
+func (f *fanOut) repo(t *testing.T, path string) name.Repository {
+	r, err := name.NewRepository(f.host+"/"+path, name.Insecure)
+	require.NoError(t, err)
+	return r
+}
+
+// push writes img to repo by digest; its descriptor names p.
+func push(t *testing.T, repo name.Repository, img v1.Image, p *v1.Platform) v1.Descriptor {
+	t.Helper()
+	d, err := img.Digest()
+	require.NoError(t, err)
+	require.NoError(t, remote.Write(repo.Digest(d.String()), img))
+	size, err := img.Size()
+	require.NoError(t, err)
+	mt, err := img.MediaType()
+	require.NoError(t, err)
+	return v1.Descriptor{MediaType: mt, Digest: d, Size: size, Platform: p}
+}
+
+func (f *fanOut) options() MergeOptions {
+	return MergeOptions{Images: imageref.Options{Insecure: []string{f.host}}}
+}
+
+// onePush is the index a single push of image n writes: manifest.Index
+// over every platform's image, with the release's annotations.
+func (f *fanOut) onePush(t *testing.T, n string) v1.Hash {
+	var entries []manifest.Entry
+	for k, p := range f.platforms {
+		entries = append(entries, manifest.Entry{Platform: p, Image: f.images[n][k]})
+	}
+	idx, err := manifest.Index(entries, f.meta.Annotations("", v1.Hash{}))
+	require.NoError(t, err)
+	d, err := idx.Digest()
+	require.NoError(t, err)
+	return d
+}
+
+func reversed[T any](s []T) []T {
+	out := make([]T, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
+
+// TestMergeIsOnePush: five parts, given in any order, make the index a
+// single push of the five platforms makes, byte for byte.
+func TestMergeIsOnePush(t *testing.T) {
+	f := newFanOut(t, fivePlatforms, false, "helper", "runner")
+	m, err := PlanMerge(reversed(f.parts), f.options())
+	require.NoError(t, err)
+	res, err := m.Run(t.Context())
+	require.NoError(t, err)
+	require.Len(t, res.Images, 2)
+	for i, n := range f.names {
+		img := res.Images[i]
+		assert.Equal(t, n, img.Name)
+		assert.Equal(t, f.onePush(t, n), img.Digest, n)
+		assert.Equal(t, []string{"v1.2.3", "latest"}, img.Tags)
+		require.Len(t, img.Platforms, 5)
+		for k, p := range img.Platforms {
+			assert.Equal(t, platform.Format(f.platforms[k]), platform.Format(p.Platform))
+			assert.Equal(t, []string{platform.GitLabArch(f.platforms[k]) + "-v1.2.3"}, p.Tags)
+		}
+	}
+}
+
+// TestMergeOrdersOtherEntries: entries that are not a platform's image
+// (attestation manifests, unknown/unknown) follow the platforms' images,
+// in the same platform order, so a part carries them without a format
+// change.
+func TestMergeOrdersOtherEntries(t *testing.T) {
+	f := newFanOut(t, "linux/amd64,linux/arm64,linux/s390x", true, "helper")
+	m, err := PlanMerge(reversed(f.parts), f.options())
+	require.NoError(t, err)
+	res, err := m.Run(t.Context())
+	require.NoError(t, err)
+	im, err := res.Images[0].Index.IndexManifest()
+	require.NoError(t, err)
+	require.Len(t, im.Manifests, 6)
+	for k := range 3 {
+		want := f.parts[k].Images[0].Manifests
+		assert.Equal(t, want[0].Digest, im.Manifests[k].Digest, "platform image %d", k)
+		assert.Equal(t, want[1].Digest, im.Manifests[3+k].Digest, "its attestation after the platforms, in platform order")
+	}
+	assert.Len(t, res.Images[0].Platforms, 3, "attestations are not platforms")
+}
+
+// TestMergeAnnotationsOfTheFirstPlatform: the index names the base of the
+// release's first platform, as a single push does, whichever part comes
+// first; parts that disagree on another annotation are refused.
+func TestMergeAnnotationsOfTheFirstPlatform(t *testing.T) {
+	f := newFanOut(t, "linux/amd64,linux/arm64", false, "helper")
+	for k, pf := range f.parts {
+		pf.Images[0].Annotations[specsv1.AnnotationBaseImageName] = "registry.example.com/base:" + platform.GitLabArch(f.platforms[k])
+	}
+	m, err := PlanMerge(reversed(f.parts), f.options())
+	require.NoError(t, err)
+	res, err := m.Run(t.Context())
+	require.NoError(t, err)
+	im, err := res.Images[0].Index.IndexManifest()
+	require.NoError(t, err)
+	assert.Equal(t, "registry.example.com/base:x86_64", im.Annotations[specsv1.AnnotationBaseImageName])
+
+	f.parts[1].Images[0].Annotations[specsv1.AnnotationSource] = "https://example.com/fork"
+	_, err = PlanMerge(f.parts, f.options())
+	require.Error(t, err)
+	assert.Equal(t, `image helper: parts disagree on the index annotation org.opencontainers.image.source: "https://example.com/r" in parts/x86_64.json (job 1 "build: [linux/amd64]"), "https://example.com/fork" in parts/arm64.json (job 2 "build: [linux/arm64]")`, err.Error())
+}
+
+// TestMergeReadsNoLayer: merge reads part files, manifests and configs,
+// never a layer, even when it publishes under another repository than the
+// jobs pushed to.
+func TestMergeReadsNoLayer(t *testing.T) {
+	f := newFanOut(t, fivePlatforms, true, "helper", "runner")
+	layers := map[string]bool{}
+	for _, imgs := range f.images {
+		for _, img := range imgs {
+			ls, err := img.Layers()
+			require.NoError(t, err)
+			for _, l := range ls {
+				d, err := l.Digest()
+				require.NoError(t, err)
+				layers[d.String()] = true
+			}
+		}
+	}
+	opts := f.options()
+	opts.Repo = f.host + "/final"
+	m, err := PlanMerge(f.parts, opts)
+	require.NoError(t, err)
+	res, err := m.Run(t.Context())
+	require.NoError(t, err)
+	dest, err := publish.NewRegistry(t.Context(), m.Naming(), m.Names(), opts.Images, nil)
+	require.NoError(t, err)
+	var images []publish.Image
+	for _, img := range res.Images {
+		pi := publish.Image{Name: img.Name, Index: img.Index, Tags: img.Tags}
+		for _, p := range img.Platforms {
+			for _, tag := range p.Tags {
+				pi.PlatformTags = append(pi.PlatformTags, publish.PlatformTag{Manifest: p.Digest, Tag: tag})
+			}
+		}
+		images = append(images, pi)
+	}
+	require.NoError(t, dest.Publish(context.Background(), images))
+
+	// go-containerregistry's in-process registry keeps blobs registry-wide,
+	// so it has them in the final repository already; docker-registry,
+	// which keeps them per repository, is where the e2e suite sees mounts.
+	for _, r := range f.log.Take() {
+		method, path, _ := strings.Cut(r, " ")
+		if i := strings.Index(path, "/blobs/sha256:"); i >= 0 && method == "GET" {
+			assert.False(t, layers[path[i+len("/blobs/"):]], "merge downloaded a layer: %s", r)
+		}
+		assert.NotEqual(t, "PATCH", method, "merge sent blob bytes: %s", r)
+	}
+	for _, n := range f.names {
+		got, err := remote.Head(f.repo(t, "final/"+n).Tag("v1.2.3"))
+		require.NoError(t, err)
+		assert.Equal(t, res.Images[slicesIndex(f.names, n)].Digest, got.Digest)
+	}
+}
+
+func slicesIndex(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
