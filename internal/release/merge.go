@@ -146,7 +146,7 @@ func agreeOnRelease(parts []*part.File, recipe *part.Recipe) error {
 	}{
 		{"revisions", func(f *part.File) string { return f.Revision }},
 		{"versions", func(f *part.File) string { return f.Version }},
-		{"epochs", func(f *part.File) string { return f.Created.UTC().Format(time.RFC3339) }},
+		{"epochs", func(f *part.File) string { return f.Created.UTC().Format(time.RFC3339Nano) }},
 		{"recipes", func(f *part.File) string {
 			if f.Recipe == nil {
 				return recipeOf(f)
