@@ -1,10 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"os"
-
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/manifest"
@@ -42,12 +38,10 @@ func (d *destination) setPart(env Env, cfg *recipe.Config, meta manifest.Meta, p
 		d.part.Platforms = formatAll(platforms) // nil: the base's, once read
 		return nil
 	}
-	data, err := os.ReadFile(cfg.Path)
-	if err != nil {
+	var err error
+	if d.part.Recipe, err = part.RecipeAt(cfg.Path); err != nil {
 		return err
 	}
-	sum := sha256.Sum256(data)
-	d.part.Recipe = &part.Recipe{Path: cfg.Path, Digest: v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}}
 	d.part.Platforms = formatAll(cfg.Platforms)
 	for _, img := range cfg.Images {
 		if len(img.Platforms) > 0 {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
@@ -186,12 +183,9 @@ func mergeInputs(f *mergeFlags, env Env) (release.MergeOptions, error) {
 		}
 	}
 	if f.config != "" {
-		data, err := os.ReadFile(f.config)
-		if err != nil {
+		if opts.Recipe, err = part.RecipeAt(f.config); err != nil {
 			return opts, usagef("--config %s: %v", f.config, reason(err))
 		}
-		sum := sha256.Sum256(data)
-		opts.Recipe = &part.Recipe{Path: f.config, Digest: v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}}
 	}
 	if f.metadataFile != "" {
 		if err := checkOutputFile("--metadata-file", f.metadataFile); err != nil {

@@ -207,7 +207,9 @@ func testMergeRefusals(t *testing.T, host, dir string, repos []string) {
 				if _, err := os.Stat(path); err == nil {
 					path = strings.TrimSuffix(path, ".json") + "b.json"
 				}
-				require.NoError(t, part.Write(path, p))
+				data, err := part.Marshal(p)
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(path, data, 0o644))
 			}
 			args := append(append([]string{"merge"}, tc.args...), out)
 			code, stdout, stderr := run(t, baseEnv(), args...)

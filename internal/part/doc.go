@@ -8,5 +8,5 @@
 //
 // The format is JSON with a schemaVersion and a mediaType; Read refuses a
 // file that is not a part, or a part of a schema it does not know, naming
-// the file. Write replaces the file in one rename.
+// the file.
 package part

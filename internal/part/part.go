@@ -1,11 +1,11 @@
 package part
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -127,15 +127,15 @@ func Read(path string) (*File, error) {
 
 // check refuses a part missing what merge needs.
 func (f *File) check() error {
-	if len(f.Platforms) == 0 {
-		return errors.New("no platforms")
-	}
 	if len(f.Images) == 0 {
 		return errors.New("no images")
 	}
 	for _, img := range f.Images {
 		if img.Name == "" || img.Repository == "" {
 			return errors.New("an image without name or repository")
+		}
+		if len(f.Platforms) == 0 && len(img.Platforms) == 0 {
+			return fmt.Errorf("image %s: no platforms, neither the release's nor its own", img.Name)
 		}
 		if len(img.Manifests) == 0 {
 			return fmt.Errorf("image %s: no manifests", img.Name)
@@ -149,28 +149,27 @@ func (f *File) check() error {
 	return nil
 }
 
-// Write writes f to path: beside it first, then renamed, so a reader never
-// sees half a part.
-func Write(path string, f *File) error {
+// Marshal is f as a part file holds it, with this schema's version and
+// media type.
+func Marshal(f *File) ([]byte, error) {
 	f.SchemaVersion, f.MediaType = SchemaVersion, MediaType
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	return append(data, '\n'), nil
+}
+
+// RecipeAt names the recipe file at path by its path and the digest of its
+// bytes.
+func RecipeAt(path string) (*Recipe, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return err
+	d, _, err := v1.SHA256(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return &Recipe{Path: path, Digest: d}, nil
 }

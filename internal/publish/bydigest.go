@@ -60,7 +60,12 @@ func (d *ByDigest) Publish(ctx context.Context, images []Image) error {
 		pi.Platforms = d.ImagePlatforms[img.Name]
 		f.Images = append(f.Images, pi)
 	}
-	if err := part.Write(d.PartFile, &f); err != nil {
+	data, err := part.Marshal(&f)
+	if err != nil {
+		return err
+	}
+	// Beside it first, then renamed: a reader never sees half a part.
+	if err := writeFileAtomic(d.PartFile, writeBytes(data)); err != nil {
 		return fmt.Errorf("part file: %w", err)
 	}
 	logger(d.log).Info("part written", "file", d.PartFile, "images", len(f.Images))

@@ -1,7 +1,9 @@
 // Package publish puts a release's image indexes where they belong: an OCI
-// layout directory, an OCI layout tar, or a registry.
+// layout directory, an OCI layout tar, a registry, or a registry by digest
+// (one CI job's share of a release: no index, no tag, a part file that
+// merge reads).
 //
-// Each of these is a Destination (Layout, Archive, Registry): the command
+// Each of these is a Destination (Layout, Archive, Registry, ByDigest): the command
 // chooses one; the release calls its Hooks while it builds (a registry
 // checks its permission first and uploads blobs as platforms are checked)
 // and Publish once every image is built and checked.

@@ -15,6 +15,12 @@
 // nothing compiles while they are written, as streams that end only if the
 // platform passes.
 //
+// PlanMerge and Merge.Run join the part files of a release whose platforms
+// were pushed by separate CI jobs (push --by-digest) into the indexes a
+// single Build would have made: the parts are checked against each other,
+// then each manifest and platform config in the registry (never a layer),
+// before anything is written.
+//
 // Stage packages do not import each other: this package imports them and
 // passes values between them (the import rules are written, and checked, in
 // internal/depcheck).

@@ -204,17 +204,7 @@ func TestMergeReadsNoLayer(t *testing.T) {
 	require.NoError(t, err)
 	dest, err := publish.NewRegistry(t.Context(), m.Naming(), m.Names(), opts.Images, nil)
 	require.NoError(t, err)
-	var images []publish.Image
-	for _, img := range res.Images {
-		pi := publish.Image{Name: img.Name, Index: img.Index, Tags: img.Tags}
-		for _, p := range img.Platforms {
-			for _, tag := range p.Tags {
-				pi.PlatformTags = append(pi.PlatformTags, publish.PlatformTag{Manifest: p.Digest, Tag: tag})
-			}
-		}
-		images = append(images, pi)
-	}
-	require.NoError(t, dest.Publish(context.Background(), images))
+	require.NoError(t, dest.Publish(context.Background(), publishImages(res)))
 
 	// go-containerregistry's in-process registry keeps blobs registry-wide,
 	// so it has them in the final repository already; docker-registry,
