@@ -75,7 +75,7 @@ func BenchmarkMerge(b *testing.B) {
 			}
 			counts, total := counter.take()
 			b.ReportMetric(float64(total)/float64(run), "requests/op")
-			for _, k := range []string{"GET manifest", "GET blob", "HEAD manifest", "PUT manifest"} {
+			for _, k := range []string{"GET manifest", "GET blob", "HEAD manifest", "PUT manifest", "GET other"} {
 				b.ReportMetric(float64(counts[k])/float64(run), strings.ReplaceAll(k, " ", "-")+"/op")
 			}
 			for _, d := range counter.blobGets() {

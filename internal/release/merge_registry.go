@@ -41,6 +41,13 @@ func (m *Merge) Run(ctx context.Context) (*Result, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(maxManifestReads)
 	opts := m.opts.Images.RemoteOptions(gctx)
+	// One puller: each repository's connection (ping, token) is made once,
+	// not once per manifest.
+	puller, err := remote.NewPuller(opts...)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, remote.Reuse(puller))
 	for i, e := range all {
 		g.Go(func() error {
 			images[i], errs[i] = readEntry(owner[i].name, e, opts)
