@@ -61,7 +61,8 @@ func TestMergeFanOut(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "helperbuild.yaml"), []byte(fanOutRecipe), 0o644))
 	env := baseEnv("CI_COMMIT_TAG=v2.0.0", "CI_COMMIT_SHA=0123abc")
 
-	code, single, stderr := run(t, env, "push", "--repo", host+"/single")
+	dotenvs := t.TempDir()
+	code, single, stderr := run(t, env, "push", "--repo", host+"/single", "--dotenv", filepath.Join(dotenvs, "single.env"))
 	require.Equal(t, 0, code, stderr)
 
 	parts := t.TempDir()
@@ -84,7 +85,7 @@ func TestMergeFanOut(t *testing.T) {
 
 	log.Take()
 	meta := filepath.Join(t.TempDir(), "meta.json")
-	code, merged, stderr := run(t, env, "merge", "--metadata-file", meta, parts)
+	code, merged, stderr := run(t, env, "merge", "--metadata-file", meta, "--dotenv", filepath.Join(dotenvs, "merged.env"), parts)
 	require.Equal(t, 0, code, stderr)
 	requests := log.Take()
 
@@ -105,6 +106,11 @@ func TestMergeFanOut(t *testing.T) {
 	}
 	assert.Equal(t, []string{"arm-v2.0.0", "arm64-v2.0.0", "ppc64le-v2.0.0", "s390x-v2.0.0", "v2.0.0", "x86_64-v2.0.0"}, sorted(listTags(t, host+"/fan/hello")))
 	assert.Equal(t, strings.ReplaceAll(single, "/single/", "/fan/"), merged, "merge reports as push does")
+	singleEnv, err := os.ReadFile(filepath.Join(dotenvs, "single.env"))
+	require.NoError(t, err)
+	mergedEnv, err := os.ReadFile(filepath.Join(dotenvs, "merged.env"))
+	require.NoError(t, err)
+	assert.Equal(t, strings.ReplaceAll(string(singleEnv), "/single/", "/fan/"), string(mergedEnv), "merge writes push's --dotenv")
 
 	var m metadata
 	data, err := os.ReadFile(meta)

@@ -125,9 +125,16 @@ func (mi *mergeImage) index(byDigest map[v1.Hash]v1.Image) (*Image, error) {
 	out := &Image{Name: mi.name, BaseName: mi.annotations[specsv1.AnnotationBaseImageName]}
 	for i, e := range mi.entries {
 		descs[i] = e.desc
-		if !e.extra {
-			out.Platforms = append(out.Platforms, Platform{Platform: mi.platforms[i], Digest: e.desc.Digest, Size: e.desc.Size, Tags: e.tags})
+		if e.extra {
+			continue
 		}
+		// The manifest was read by Run: no request.
+		m, err := byDigest[e.desc.Digest].Manifest()
+		if err != nil {
+			return nil, err
+		}
+		out.Platforms = append(out.Platforms, Platform{Platform: mi.platforms[i], Digest: e.desc.Digest, Size: e.desc.Size,
+			CompressedSize: manifest.CompressedSize(m), Tags: e.tags})
 	}
 	for _, pl := range mi.placements {
 		for _, t := range pl.Tags {

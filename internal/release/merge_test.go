@@ -132,6 +132,9 @@ func TestMergeIsOnePush(t *testing.T) {
 		for k, p := range img.Platforms {
 			assert.Equal(t, platform.Format(f.platforms[k]), platform.Format(p.Platform))
 			assert.Equal(t, []string{platform.GitLabArch(f.platforms[k]) + "-v1.2.3"}, p.Tags)
+			mf, err := f.images[n][k].Manifest()
+			require.NoError(t, err)
+			assert.Equal(t, manifest.CompressedSize(mf), p.CompressedSize)
 		}
 	}
 }
