@@ -234,3 +234,29 @@ func slicesIndex(s []string, v string) int {
 	}
 	return -1
 }
+
+// TestMergeConfigFree: config-free parts know only their own job's
+// platforms, so merge needs --platforms for the release's order; given
+// it, the index is the single push's.
+func TestMergeConfigFree(t *testing.T) {
+	f := newFanOut(t, "linux/amd64,linux/arm64,linux/s390x", false, "app")
+	for k, pf := range f.parts {
+		pf.Recipe, pf.Platforms = nil, []string{platform.Format(f.platforms[k])}
+	}
+	_, err := PlanMerge(f.parts, f.options())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "(config-free parts list only the platforms their job built): give merge --platforms in the release's order, e.g. --platforms linux/amd64,linux/arm64,linux/s390x")
+
+	opts := f.options()
+	opts.Platforms = f.platforms
+	m, err := PlanMerge(reversed(f.parts), opts)
+	require.NoError(t, err)
+	res, err := m.Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, f.onePush(t, "app"), res.Images[0].Digest)
+
+	opts.Recipe = &part.Recipe{Path: "helperbuild.yaml"}
+	_, err = PlanMerge(f.parts, opts)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--config helperbuild.yaml: the parts were built config-free")
+}
