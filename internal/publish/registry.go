@@ -95,7 +95,13 @@ func newPublisher(opts RegistryOptions) (*publisher, error) {
 			return nil, err
 		}
 	}
-	p.remoteOpts = append([]remote.Option{remote.Reuse(p.pusher)}, opts.Remote...)
+	// The manifest checks share one puller: each repository is pinged and
+	// authorised once, not once per manifest.
+	puller, err := remote.NewPuller(opts.Remote...)
+	if err != nil {
+		return nil, err
+	}
+	p.remoteOpts = append([]remote.Option{remote.Reuse(p.pusher), remote.Reuse(puller)}, opts.Remote...)
 	return p, nil
 }
 
