@@ -14,8 +14,8 @@ import (
 )
 
 // progressFlags are --progress and -v: how a run shows what it does on
-// stderr. build and push take them; merge is to take them the same way
-// (register, validate, open).
+// stderr. build, push and merge take them the same way (register,
+// validate, open).
 type progressFlags struct {
 	mode    string
 	verbose bool
