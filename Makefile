@@ -9,7 +9,7 @@ REVISION  := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X main.version=$(VERSION) -X main.revision=$(REVISION)
 DEMO_OUT  := out/demo
 
-.PHONY: all build demo test unit e2e docs-check fuzz bench clean
+.PHONY: all build demo test unit e2e ci-e2e docs-check fuzz bench clean
 
 all: build
 
@@ -38,6 +38,13 @@ e2e:
 docs-check: build
 	command -v docker-registry >/dev/null || scripts/install-test-deps.sh
 	scripts/docs-check.sh
+
+# The GitLab CI template (ci/gitlab/release.gitlab-ci.yml) run by gitlab-ci-local with the
+# shell executor against the e2e registry: matrix, needs, artifacts, dotenv, failures.
+# Root, like e2e; also installs Node.js/npm, rsync and gitlab-ci-local.
+ci-e2e:
+	scripts/install-test-deps.sh gitlab-ci-local
+	$(GO) test -tags 'e2e gitlabci' -count=1 -timeout 40m -v -run 'TestGitLabCITemplate' ./test/e2e/
 
 # Short fuzzing of every parser.
 fuzz:

@@ -9,6 +9,9 @@
 #      (the suite builds its multi-arch base image from them). Foreign architectures are
 #      added to dpkg only for the download and removed again; nothing is installed from them.
 #
+# With the argument gitlab-ci-local (make ci-e2e), also: Node.js and npm (Debian's, if there is
+# no node yet), rsync and gitlab-ci-local 4.52.2 from npm, which run the GitLab CI template.
+#
 # Run as root (apt-get). Cache directory, in this order:
 #   $HELPERBUILD_E2E_CACHE, $XDG_CACHE_HOME/helperbuild-e2e, $HOME/.cache/helperbuild-e2e
 # The Go suite uses the same rule (test/e2e/baseimage_test.go: busyboxCacheDir).
@@ -71,6 +74,37 @@ if [ -n "$missing_pkgs" ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		docker-registry skopeo containerd runc umoci qemu-user-static apache2-utils $extra_pkgs
 fi
+
+# --- gitlab-ci-local (opt-in) ----------------------------------------------------------------
+# 4.52.2 is the last release that runs on Node 20 (later ones need Node 22); Debian 12's
+# Node 18 runs it too.
+gitlab_ci_local_version=4.52.2
+for arg in "$@"; do
+	case $arg in
+	gitlab-ci-local) ;;
+	*)
+		log "unknown argument $arg; the only one is gitlab-ci-local"
+		exit 2
+		;;
+	esac
+	ci_pkgs=""
+	command -v node >/dev/null 2>&1 || ci_pkgs="$ci_pkgs nodejs npm"
+	command -v node >/dev/null 2>&1 && ! command -v npm >/dev/null 2>&1 && ci_pkgs="$ci_pkgs npm"
+	command -v rsync >/dev/null 2>&1 || ci_pkgs="$ci_pkgs rsync"
+	if [ -n "$ci_pkgs" ]; then
+		as_root "install:$ci_pkgs"
+		log "installing:$ci_pkgs"
+		[ -n "$apt_updated" ] || apt-get update -qq || log "apt-get update reported errors; installing anyway"
+		apt_updated=1
+		# shellcheck disable=SC2086 # word splitting of the package list is intended
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $ci_pkgs
+	fi
+	if [ "$(gitlab-ci-local --version 2>/dev/null)" != "$gitlab_ci_local_version" ]; then
+		as_root "install gitlab-ci-local $gitlab_ci_local_version"
+		log "installing gitlab-ci-local $gitlab_ci_local_version (npm)"
+		npm install --global --no-fund --no-audit "gitlab-ci-local@$gitlab_ci_local_version" >&2
+	fi
+done
 
 # --- 2. busybox-static .debs ---------------------------------------------------------------
 have_deb() { ls "$busybox_dir"/busybox-static_*_"$1".deb >/dev/null 2>&1; }

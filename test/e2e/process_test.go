@@ -153,7 +153,13 @@ const commandTimeout = 5 * time.Minute
 // bounded by commandTimeout and by the test's context.
 func command(t testing.TB, env []string, argv ...string) *exec.Cmd {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), commandTimeout)
+	return commandWithin(t, commandTimeout, env, argv...)
+}
+
+// commandWithin is command bounded by timeout instead, for runs known to take longer.
+func commandWithin(t testing.TB, timeout time.Duration, env []string, argv ...string) *exec.Cmd {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = env
