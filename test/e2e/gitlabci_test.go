@@ -284,8 +284,9 @@ func (p ciProject) run(t *testing.T, pl ciPipeline) ciRun {
 	cmd := commandWithin(t, ciPipelineTimeout, env, "gitlab-ci-local", "--shell-isolation", "--shell-executor-no-image")
 	cmd.Dir = p.dir
 	r := ciRun{result: run(t, cmd)}
-	// The summary: " PASS  example-build: [linux/amd64]", " FAIL  example-release".
-	summary := regexp.MustCompile(`^\s*(PASS|FAIL|WARN)\s+(.+?)\s*$`)
+	// The summary: " PASS  example-build: [linux/amd64]", " FAIL  example-release", and
+	// WARN for a job allowed to fail (WARN also starts gitlab-ci-local's own warnings).
+	summary := regexp.MustCompile(`^\s*(PASS|FAIL|WARN)\s+((?:` + ciName + `-|check).*?)\s*$`)
 	for _, line := range strings.Split(r.Stdout, "\n") {
 		m := summary.FindStringSubmatch(line)
 		switch {
