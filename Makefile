@@ -44,7 +44,7 @@ docs-check: build
 # Root, like e2e; also installs Node.js/npm, rsync and gitlab-ci-local.
 ci-e2e:
 	scripts/install-test-deps.sh gitlab-ci-local
-	$(GO) test -tags 'e2e gitlabci' -count=1 -timeout 40m -v -run 'TestGitLabCITemplate' ./test/e2e/
+	$(GO) test -tags 'e2e gitlabci' -count=1 -timeout 40m -v -run 'TestGitLabCITemplate|TestProjectPipeline' ./test/e2e/
 
 # Short fuzzing of every parser.
 fuzz:

@@ -38,10 +38,10 @@ func requireGitLabCILocal(t *testing.T) {
 	require.Equal(t, gitlabCILocalVersion, strings.TrimSpace(res.Stdout), "gitlab-ci-local version: %s", ciInstallHint)
 }
 
-// withoutImageKeys returns the template with the image: key of every job removed (there is
-// no container engine here; the shell executor runs jobs on the host) and how many it removed.
-// The spec header and every other key stay as they are.
-func withoutImageKeys(t *testing.T, raw []byte) ([]byte, int) {
+// withoutImageKeys returns the CI file with the image: key of every job removed (there is
+// no container engine here; the shell executor runs jobs on the host), and the jobs named in
+// drop too, and how many image: keys it removed. The spec header and every other key stay.
+func withoutImageKeys(t *testing.T, raw []byte, drop ...string) ([]byte, int) {
 	t.Helper()
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	var out bytes.Buffer
@@ -57,6 +57,15 @@ func withoutImageKeys(t *testing.T, raw []byte) ([]byte, int) {
 		}
 		root := doc.Content[0]
 		if mappingValue(root, "spec") == nil {
+			for _, job := range drop {
+				require.NotNil(t, mappingValue(root, job), "no job %s to drop", job)
+				for i := 0; i+1 < len(root.Content); i += 2 {
+					if root.Content[i].Value == job {
+						root.Content = append(root.Content[:i], root.Content[i+2:]...)
+						break
+					}
+				}
+			}
 			for i := 1; i < len(root.Content); i += 2 {
 				job := root.Content[i]
 				if job.Kind != yaml.MappingNode {
