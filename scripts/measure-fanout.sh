@@ -12,19 +12,21 @@
 # system's own scheduling and artifact transfers). It also checks that the merge published
 # the digest the one job did.
 #
-#   scripts/measure-fanout.sh [example|bigmain]...     (default: example)
+#   scripts/measure-fanout.sh            (the bundled example, examples/gitlab-runner)
 #
 # Run it under the heavy lock on a shared machine: flock /tmp/helperbuild-heavy.lock ...
 # It starts docker-registry on 127.0.0.1 (stopped by PID at the end) and keeps the Go module
 # cache (downloads are not compilation); every Go build cache and helperbuild cache it uses
-# is a fresh temporary directory, removed at the end. bigmain (bench/bigmain) is
-# runner-sized: expect about 20 minutes of compiling for each of its two rounds.
+# is a fresh temporary directory, removed at the end.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 platforms="linux/amd64 linux/arm64 linux/arm/v7 linux/ppc64le linux/s390x"
 list=$(echo "$platforms" | tr ' ' ,)
-[ $# -gt 0 ] || set -- example
+[ $# -eq 0 ] || {
+	echo "usage: scripts/measure-fanout.sh (no arguments: the bundled example)" >&2
+	exit 2
+}
 
 log() { printf 'measure-fanout: %s\n' "$*" >&2; }
 command -v docker-registry >/dev/null 2>&1 || {
@@ -91,71 +93,50 @@ timed() {
 	log "$what: $(secs "$start" "$end") s"
 }
 
-digest_of() { # the index digest of image $1 (or the only image) in metadata file $2
+digest_of() { # the index digest of image $1 in metadata file $2
 	python3 -c 'import json,sys
-images = json.load(open(sys.argv[2]))["images"]
-print(next(i["digest"] for i in images if i["name"] == sys.argv[1] or len(images) == 1))' "$1" "$2"
+print(next(i["digest"] for i in json.load(open(sys.argv[2]))["images"] if i["name"] == sys.argv[1]))' "$1" "$2"
 }
 
-for workload in "$@"; do
-	# push_for REPO: the push arguments of the workload (recipe or config-free) that
-	# publish under REPO.
-	case $workload in
-	example)
-		dir=$root/examples/gitlab-runner
-		image=gitlab-runner-helper
-		merge_args="--config helperbuild.yaml"
-		push_for() { echo "--config helperbuild.yaml --repo $1"; }
-		;;
-	bigmain)
-		dir=$root/bench/bigmain
-		image=bigmain
-		merge_args=""
-		push_for() { echo "--base scratch --binary-name bigmain --tag $1/bigmain:measure ."; }
-		;;
-	*)
-		log "unknown workload $workload: example or bigmain"
-		exit 2
-		;;
-	esac
-	repo=$registry/$workload
-	: >"$tmp/times"
-	log "$workload: load before: $(uptime)"
-	# shellcheck disable=SC2046 # push_for prints a list of words
-	timed one-job "$hb" push --insecure-registry "$registry" --platforms "$list" \
-		--metadata-file "$tmp/single.json" $(push_for "$repo/single")
-	mkdir -p "$tmp/parts-$workload"
-	for p in $platforms; do
-		slug=$(echo "$p" | tr / -)
-		# shellcheck disable=SC2046
-		timed "$slug" "$hb" push --insecure-registry "$registry" --by-digest --platforms "$p" \
-			--part-file "$tmp/parts-$workload/$slug.json" $(push_for "$repo/fanout")
-	done
-	start=$(now)
-	# shellcheck disable=SC2086 # merge_args is a list of words
-	(cd "$dir" && "$hb" merge --insecure-registry "$registry" --platforms "$list" $merge_args \
-		--metadata-file "$tmp/merged.json" "$tmp/parts-$workload" >"$tmp/merge.log" 2>&1) || {
-		log "merge failed:"
-		cat "$tmp/merge.log" >&2
-		exit 1
-	}
-	end=$(now)
-	echo "merge $(secs "$start" "$end")" >>"$tmp/times"
-	log "$workload: load after: $(uptime)"
+dir=$root/examples/gitlab-runner
+repo=$registry/example
+: >"$tmp/times"
+log "example: load before: $(uptime)"
+timed one-job "$hb" push --insecure-registry "$registry" --platforms "$list" \
+	--config helperbuild.yaml --repo "$repo/single" --metadata-file "$tmp/single.json"
+mkdir -p "$tmp/parts-example"
+for p in $platforms; do
+	slug=$(echo "$p" | tr / -)
+	timed "$slug" "$hb" push --insecure-registry "$registry" --by-digest --platforms "$p" \
+		--config helperbuild.yaml --repo "$repo/fanout" --part-file "$tmp/parts-example/$slug.json"
+done
+start=$(now)
+(cd "$dir" && "$hb" merge --insecure-registry "$registry" --platforms "$list" --config helperbuild.yaml \
+	--metadata-file "$tmp/merged.json" "$tmp/parts-example" >"$tmp/merge.log" 2>&1) || {
+	log "merge failed:"
+	cat "$tmp/merge.log" >&2
+	exit 1
+}
+end=$(now)
+echo "merge $(secs "$start" "$end")" >>"$tmp/times"
+log "example: load after: $(uptime)"
 
+for image in gitlab-runner-helper gitlab-runner; do
 	single=$(digest_of "$image" "$tmp/single.json")
 	merged=$(digest_of "$image" "$tmp/merged.json")
-	same="same index digest"
-	[ "$single" = "$merged" ] || same="DIFFERENT index digests: one job $single, merge $merged"
-
-	awk -v workload="$workload" -v same="$same" '
-		{ t[$1] = $2 }
-		$1 ~ /^linux-/ { n++; sum += $2; if ($2 > max) max = $2; per = per sprintf("| %s | %.1f s |\n", $1, $2) }
-		END {
-			printf "\n%s: %s\n\n| step | wall time |\n|---|---|\n", workload, same
-			printf "| one job, 5 platforms | %.1f s |\n", t["one-job"]
-			printf "%s", per
-			printf "| per-platform jobs: sum | %.1f s |\n| per-platform jobs: max | %.1f s |\n", sum, max
-			printf "| merge | %.1f s |\n| 5 runners: max + merge | %.1f s |\n", t["merge"], max + t["merge"]
-		}' "$tmp/times"
+	[ "$single" = "$merged" ] || {
+		log "$image: the merge published $merged, the one job $single"
+		exit 1
+	}
 done
+
+awk -v same="both images: the merge published the one job's index digest" '
+	{ t[$1] = $2 }
+	$1 ~ /^linux-/ { n++; sum += $2; if ($2 > max) max = $2; per = per sprintf("| %s | %.1f s |\n", $1, $2) }
+	END {
+		printf "\nexample: %s\n\n| step | wall time |\n|---|---|\n", same
+		printf "| one job, 5 platforms | %.1f s |\n", t["one-job"]
+		printf "%s", per
+		printf "| per-platform jobs: sum | %.1f s |\n| per-platform jobs: max | %.1f s |\n", sum, max
+		printf "| merge | %.1f s |\n| 5 runners: max + merge | %.1f s |\n", t["merge"], max + t["merge"]
+	}' "$tmp/times"
