@@ -6,8 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +16,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
@@ -224,20 +221,12 @@ func remoteIndex(t *testing.T, ref string) (v1.Hash, *v1.IndexManifest) {
 	return digest, manifest
 }
 
-// requireNoTags fails if any image of the release under prefix has a tag. A repository
-// that holds only manifests pushed by digest has no tag list: the registry answers 404.
-func requireNoTags(t *testing.T, prefix string) {
+// requireNoTags fails if any image of the example's release under prefix (in r) has a tag.
+func requireNoTags(t *testing.T, r *registry, prefix string) {
 	t.Helper()
 	for _, image := range []string{"gitlab-runner-helper", "gitlab-runner"} {
-		repo, err := name.NewRepository(prefix + "/" + image)
-		require.NoError(t, err)
-		tags, err := remote.List(repo, remote.WithContext(t.Context()))
-		var terr *transport.Error
-		if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
-			continue
-		}
-		require.NoError(t, err, "list the tags of %s", repo)
-		assert.Empty(t, tags, "tags of %s", repo)
+		repo := strings.TrimPrefix(prefix, r.Host+"/") + "/" + image
+		assert.Empty(t, tagsOf(t, r, repo), "tags of %s", repo)
 	}
 }
 

@@ -120,7 +120,7 @@ func TestGitLabCITemplate(t *testing.T) {
 		assert.NotContains(t, run.passed, ciName+"-release")
 		assert.NotContains(t, run.failed, ciName+"-release")
 		requirePushedByDigest(t, filepath.Join(p.dir, ".helperbuild", ciName, "parts"), failPrefix, len(targets)-1)
-		requireNoTags(t, failPrefix)
+		requireNoTags(t, s.plain, failPrefix)
 	})
 	s.step(t, "a build job fails but may: the merge refuses, nothing is tagged", func(t *testing.T) {
 		run := p.run(t, ciPipeline{repo: failPrefix, setup: failOne, allowFailure: true})
@@ -134,7 +134,7 @@ func TestGitLabCITemplate(t *testing.T) {
 			}
 		}
 		assert.Contains(t, string(log), ciFailingPlatform, "the merge's refusal names the missing platform")
-		requireNoTags(t, failPrefix)
+		requireNoTags(t, s.plain, failPrefix)
 	})
 }
 
