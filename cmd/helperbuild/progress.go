@@ -51,9 +51,9 @@ type runProgress struct {
 // redraw ticker; close must be called with the run's outcome.
 func openProgress(f progressFlags, stderr io.Writer, env Env) *runProgress {
 	mode := f.mode
-	width := func() int { return 0 }
+	size := func() (int, int) { return 0, 0 }
 	if fd, ok := terminalFd(stderr); ok {
-		width = func() int { return terminalWidth(fd) }
+		size = func() (int, int) { return terminalSize(fd) }
 		if mode == "auto" {
 			mode = "tty"
 		}
@@ -61,7 +61,7 @@ func openProgress(f progressFlags, stderr io.Writer, env Env) *runProgress {
 	var r progress.Renderer
 	switch mode {
 	case "tty":
-		r = progress.NewTTY(stderr, width)
+		r = progress.NewTTY(stderr, size)
 	case "json":
 		r = progress.NewJSON(stderr)
 	case "quiet":

@@ -5,4 +5,4 @@ package main
 // isTerminal is false where helperbuild cannot ask: plain output.
 func isTerminal(uintptr) bool { return false }
 
-func terminalWidth(uintptr) int { return 0 }
+func terminalSize(uintptr) (cols, rows int) { return 0, 0 }

@@ -10,11 +10,11 @@ func isTerminal(fd uintptr) bool {
 	return err == nil
 }
 
-// terminalWidth is fd's width in columns; 0 if unknown.
-func terminalWidth(fd uintptr) int {
+// terminalSize is fd's size in columns and rows; 0, 0 if unknown.
+func terminalSize(fd uintptr) (cols, rows int) {
 	ws, err := unix.IoctlGetWinsize(int(fd), unix.TIOCGWINSZ)
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	return int(ws.Col)
+	return int(ws.Col), int(ws.Row)
 }

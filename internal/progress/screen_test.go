@@ -13,6 +13,7 @@ import (
 // counts the times it happened.
 type screen struct {
 	width     int
+	height    int // 0: unlimited; else the cursor cannot go above the top of the last height lines
 	lines     [][]rune
 	row, col  int
 	wrapped   int // wraps of a table line (one drawn after ESC[2K)
@@ -38,7 +39,11 @@ func (s *screen) Write(p []byte) (int, error) {
 				if err != nil {
 					return 0, err
 				}
-				s.row = max(0, s.row-n)
+				top := 0
+				if s.height > 0 {
+					top = max(0, len(s.lines)-s.height)
+				}
+				s.row = max(top, s.row-n)
 			case 'K':
 				s.lines[s.row] = nil
 				s.inTable = true

@@ -15,8 +15,8 @@ import (
 // logged details scroll above the table. When the run ends the table stays
 // as its final state.
 type TTY struct {
-	w     io.Writer
-	width func() int
+	w    io.Writer
+	size func() (cols, rows int)
 
 	startEvent Event
 	start      string
@@ -25,6 +25,7 @@ type TTY struct {
 	phases     []*phase
 	drawn      int  // lines of the table on screen, the cursor just below them
 	dirty      bool // bytes changed since the last draw
+	final      bool // the last draw: every row, however tall the terminal
 }
 
 type row struct {
@@ -40,10 +41,10 @@ type phase struct {
 	start, end time.Time
 }
 
-// NewTTY draws on w, a terminal whose width (columns) width returns at
-// each redraw; 0 or less means 80.
-func NewTTY(w io.Writer, width func() int) *TTY {
-	return &TTY{w: w, width: width, byKey: map[string]*row{}}
+// NewTTY draws on w, a terminal whose size size returns at each redraw:
+// cols 0 or less means 80; rows 0 or less, as many as the table needs.
+func NewTTY(w io.Writer, size func() (cols, rows int)) *TTY {
+	return &TTY{w: w, size: size, byKey: map[string]*row{}}
 }
 
 func (t *TTY) Render(e Event) {
@@ -146,6 +147,7 @@ func (t *TTY) Close(now time.Time, err error) {
 			}
 		}
 	}
+	t.final = true
 	t.draw(now)
 }
 
@@ -163,13 +165,20 @@ func (t *TTY) erase() {
 	}
 }
 
+// A table taller than the terminal could not be redrawn in place (the
+// cursor cannot go above the screen's top): while the run goes on, rows
+// that are done are folded into one line so it fits; the final draw shows
+// every row, since nothing is redrawn after it.
 func (t *TTY) draw(now time.Time) {
 	t.dirty = false
-	width := t.width()
+	width, height := t.size()
 	if width <= 0 {
 		width = 80
 	}
-	lines := t.lines(now, width)
+	if t.final {
+		height = 0
+	}
+	lines := t.lines(now, width, height)
 	var b strings.Builder
 	if t.drawn > 0 {
 		fmt.Fprintf(&b, "\x1b[%dA", t.drawn)
@@ -187,7 +196,8 @@ func (t *TTY) draw(now time.Time) {
 // lines is the table as text, one string per terminal line.
 // On a terminal narrower than 80 columns the columns are closer together,
 // so the stage keeps more of its room.
-func (t *TTY) lines(now time.Time, width int) []string {
+// With height > 0 the lines fit in height-1 (the cursor's line).
+func (t *TTY) lines(now time.Time, width, height int) []string {
 	var out []string
 	if t.start != "" {
 		out = append(out, t.start)
@@ -203,8 +213,16 @@ func (t *TTY) lines(now time.Time, width int) []string {
 	if len(t.rows) > 0 {
 		out = append(out, fmt.Sprintf(format, iw, "IMAGE", pw, "PLATFORM", "TIME", "STAGE"))
 	}
-	for _, r := range t.rows {
+	room := -1
+	if height > 0 {
+		room = height - 1 - len(out) - 1 // below the start line and header, above the phases and the cursor
+	}
+	shown, hidden, hiddenDone := t.fit(room)
+	for _, r := range shown {
 		out = append(out, fmt.Sprintf(format, iw, r.image, pw, r.platform, r.elapsed(now), r.stageText(width < 80)))
+	}
+	if hidden > 0 {
+		out = append(out, fmt.Sprintf("… %d more (%d done)", hidden, hiddenDone))
 	}
 	if len(t.phases) > 0 {
 		var ps []string
@@ -218,6 +236,41 @@ func (t *TTY) lines(now time.Time, width int) []string {
 		out = append(out, strings.Join(ps, " · "))
 	}
 	return out
+}
+
+// fit is the rows to show in room lines (room < 0: no limit): every row
+// when they fit, else, beside one line that counts the rest, the rows
+// still at work first (in order) and done rows in what room is left. It
+// returns the rows left out and how many of them are done.
+func (t *TTY) fit(room int) (shown []*row, hidden, hiddenDone int) {
+	if room < 0 || len(t.rows) <= room {
+		return t.rows, 0, 0
+	}
+	keep := max(room-1, 0)
+	atWork := 0
+	for _, r := range t.rows {
+		if r.stage != Done {
+			atWork++
+		}
+	}
+	doneRoom := max(keep-atWork, 0)
+	for _, r := range t.rows {
+		switch {
+		case len(shown) == keep:
+		case r.stage != Done:
+			shown = append(shown, r)
+			continue
+		case doneRoom > 0:
+			doneRoom--
+			shown = append(shown, r)
+			continue
+		}
+		hidden++
+		if r.stage == Done {
+			hiddenDone++
+		}
+	}
+	return shown, hidden, hiddenDone
 }
 
 func (r *row) elapsed(now time.Time) string {

@@ -2,6 +2,7 @@ package progress
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +16,7 @@ import (
 func ttyRun(width, stopAt int, err error, ticks bool) *screen {
 	s := newScreen(width)
 	c := newClock()
-	rep := NewReporter(NewTTY(s, func() int { return width }), c.now)
+	rep := NewReporter(NewTTY(s, func() (int, int) { return width, 0 }), c.now)
 	if ticks {
 		// A ticker that fires between every moment: drives the redraws of
 		// times and bytes without any real time passing.
@@ -120,7 +121,7 @@ func TestTTYNarrow(t *testing.T) {
 func TestTTYFailure(t *testing.T) {
 	s := newScreen(140)
 	c := newClock()
-	rep := NewReporter(NewTTY(s, func() int { return 140 }), c.now)
+	rep := NewReporter(NewTTY(s, func() (int, int) { return 140, 0 }), c.now)
 	pushScript(c, rep, 9)
 	rep.Event(Event{Kind: KindStage, Image: "gitlab-runner", Platform: "linux/amd64", Stage: Failed, Message: "image gitlab-runner for linux/amd64: verify: 1 check failed\nmore"})
 	rep.Close(errors.New("image gitlab-runner: 1 check failed"))
@@ -137,7 +138,7 @@ func TestTTYFailure(t *testing.T) {
 func TestTTYTickAfterEnd(t *testing.T) {
 	s := newScreen(100)
 	c := newClock()
-	tty := NewTTY(s, func() int { return 100 })
+	tty := NewTTY(s, func() (int, int) { return 100, 0 })
 	rep := NewReporter(tty, c.now)
 	pushScript(c, rep, 0)
 	before := strings.Join(s.text(), "\n")
@@ -163,7 +164,7 @@ func TestReporterConcurrent(t *testing.T) {
 	s := newScreen(100)
 	c := newClock()
 	var mu sync.Mutex // the fake clock is read under the Reporter's lock only; advance it under ours
-	rep := NewReporter(NewTTY(s, func() int { return 100 }), func() time.Time { mu.Lock(); defer mu.Unlock(); return c.now() })
+	rep := NewReporter(NewTTY(s, func() (int, int) { return 100, 0 }), func() time.Time { mu.Lock(); defer mu.Unlock(); return c.now() })
 	for _, img := range scriptImages {
 		for _, p := range scriptPlatforms {
 			rep.Event(Event{Kind: KindStage, Image: img, Platform: p, Stage: Waiting})
@@ -208,4 +209,47 @@ func TestTTYNarrowUpload(t *testing.T) {
 	rows := rowsOf(s.text())
 	require.Len(t, rows, 10, strings.Join(s.text(), "\n"))
 	assert.True(t, strings.HasSuffix(rows[1], " uploading 33%"), rows[1])
+}
+
+// TestTTYShortTerminal: on a terminal too short for every row, the rows
+// still at work are shown and the others counted on one line, so the
+// table is redrawn in place (no earlier frame is left in the scrollback);
+// the final draw shows every row.
+func TestTTYShortTerminal(t *testing.T) {
+	draw := func(stopAt int, closed bool) *screen {
+		s := newScreen(100)
+		s.height = 12
+		c := newClock()
+		rep := NewReporter(NewTTY(s, func() (int, int) { return 100, 12 }), c.now)
+		pushScript(c, tickingSink{rep}, stopAt)
+		if closed {
+			rep.Close(nil)
+		}
+		return s
+	}
+	headers := func(lines []string) int {
+		n := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, "IMAGE ") {
+				n++
+			}
+		}
+		return n
+	}
+
+	mid := draw(11, false).text()
+	assert.Equal(t, 1, headers(mid), "one frame:\n%s", strings.Join(mid, "\n"))
+	table := mid[slices.IndexFunc(mid, func(l string) bool { return strings.HasPrefix(l, "helperbuild push") }):]
+	assert.LessOrEqual(t, len(table), 11, strings.Join(table, "\n"))
+	rows := rowsOf(table)
+	assert.Len(t, rows, 7)
+	for _, r := range rows {
+		assert.NotContains(t, r, " done ", "the rows at work are shown first")
+	}
+	assert.Contains(t, table, "… 3 more (2 done)")
+
+	final := draw(0, true).text()
+	assert.Equal(t, 1, headers(final), "one frame:\n%s", strings.Join(final, "\n"))
+	assert.Len(t, rowsOf(final), 10, "the final state has every row")
+	assert.NotContains(t, strings.Join(final, "\n"), "more (")
 }
