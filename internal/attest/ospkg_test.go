@@ -2,6 +2,7 @@ package attest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -260,4 +261,65 @@ func TestReadOSNothingThere(t *testing.T) {
 	fs, layers = base(t, tartest.Layer(t, tartest.File("lib/apk/db/installed", 0o644, []byte("garbage\n"))))
 	_, err = ReadOS(t.Context(), fs, layers)
 	assert.ErrorContains(t, err, "/lib/apk/db/installed: apk database line 1")
+}
+
+// onceLayer fails when its contents are streamed a second time.
+type onceLayer struct {
+	v1.Layer
+	reads int
+}
+
+func (l *onceLayer) Uncompressed() (io.ReadCloser, error) {
+	l.reads++
+	if l.reads > 1 {
+		return nil, fmt.Errorf("layer streamed %d times", l.reads)
+	}
+	return l.Layer.Uncompressed()
+}
+
+func TestReadOSKeptStreamsNoLayerAgain(t *testing.T) {
+	for name, layers := range map[string][]v1.Layer{
+		"alpine": {tartest.Layer(t,
+			tartest.Symlink("etc/os-release", "../usr/lib/os-release"),
+			tartest.File("usr/lib/os-release", 0o644, []byte("ID=alpine\nVERSION_ID=3.20.3\n")),
+			tartest.File("lib/apk/db/installed", 0o644, []byte(apkSnippet)),
+		)},
+		"debian": {tartest.Layer(t,
+			tartest.File("etc/os-release", 0o644, []byte("ID=debian\nVERSION_ID=\"12\"\n")),
+			tartest.File("var/lib/dpkg/status", 0o644, []byte(dpkgSnippet)),
+			tartest.File("var/lib/dpkg/status.d/tzdata", 0o644, []byte("Package: tzdata\nVersion: 2024a-0+deb12u1\nArchitecture: all\n")),
+		)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fs, err := rootfs.Flatten(t.Context(), layers)
+			require.NoError(t, err)
+			want, err := ReadOS(t.Context(), fs, layers)
+			require.NoError(t, err)
+			require.NotEmpty(t, want.Packages)
+
+			once := make([]v1.Layer, len(layers))
+			for i, l := range layers {
+				once[i] = &onceLayer{Layer: l}
+			}
+			fs, kept, err := rootfs.FlattenKeeping(t.Context(), once, OSFile)
+			require.NoError(t, err)
+			got, err := ReadOSKept(t.Context(), fs, kept, once)
+			require.NoError(t, err, "the flattening pass kept every file: no layer is streamed again")
+			assert.Equal(t, want, got)
+
+			// Without the kept contents the layers holding them are read again.
+			_, err = ReadOSKept(t.Context(), fs, nil, once)
+			assert.ErrorContains(t, err, "streamed 2 times")
+		})
+	}
+}
+
+func TestOSFile(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/etc/os-release": true, "/usr/lib/os-release": true, "/lib/apk/db/installed": true,
+		"/var/lib/dpkg/status": true, "/var/lib/dpkg/status.d/tzdata": true,
+		"/var/lib/dpkg/status.d/tzdata.md5sums": false, "/usr/bin/gitlab-runner-helper": false, "/etc/passwd": false,
+	} {
+		assert.Equal(t, want, OSFile(p), p)
+	}
 }

@@ -1,10 +1,12 @@
 package attest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -28,6 +30,24 @@ const (
 // one to /usr/lib/os-release). A base with none of the files gives a zero
 // OS and no error; a file that is there but cannot be parsed is an error.
 func ReadOS(ctx context.Context, fs *rootfs.FS, layers []v1.Layer) (OS, error) {
+	return ReadOSKept(ctx, fs, nil, layers)
+}
+
+// OSFile says whether a base layer's file at the clean path p may be one
+// ReadOS reads: pass it to rootfs.FlattenKeeping so the contents come from
+// the pass that flattens the base. It takes every file named like one
+// (os-release, apk's installed, dpkg's status and status.d stanzas)
+// wherever it is, as a symlink may lead to any of them.
+func OSFile(p string) bool {
+	dir, base := path.Split(p)
+	return base == "os-release" || base == "installed" || base == "status" ||
+		(strings.HasSuffix(dir, "/status.d/") && !strings.HasSuffix(base, ".md5sums"))
+}
+
+// ReadOSKept is ReadOS taking the contents of the files it needs from kept
+// (rootfs.FlattenKeeping with OSFile) and streaming again only the layers
+// of those kept lacks.
+func ReadOSKept(ctx context.Context, fs *rootfs.FS, kept map[rootfs.Source][]byte, layers []v1.Layer) (OS, error) {
 	type wanted struct {
 		path  string
 		src   rootfs.Source
@@ -75,10 +95,22 @@ func ReadOS(ctx context.Context, fs *rootfs.FS, layers []v1.Layer) (OS, error) {
 	want := map[rootfs.Source]bool{}
 	parser := map[rootfs.Source]wanted{}
 	for _, w := range files {
-		if _, dup := parser[w.src]; !dup {
-			want[w.src] = true
-			parser[w.src] = w
+		if _, dup := parser[w.src]; dup {
+			continue
 		}
+		parser[w.src] = w
+		data, ok := kept[w.src]
+		if !ok {
+			want[w.src] = true
+			continue
+		}
+		if err := w.parse(bytes.NewReader(data)); err != nil {
+			return OS{}, fmt.Errorf("base package database: %s: %w", w.path, err)
+		}
+	}
+	if len(want) == 0 {
+		out.Packages = append(apk, dpkg...)
+		return out, nil
 	}
 	err = rootfs.ReadSources(ctx, layers, want, func(src rootfs.Source, r io.Reader) error {
 		w := parser[src]

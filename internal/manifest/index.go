@@ -17,8 +17,17 @@ type Entry struct {
 	Image    v1.Image
 }
 
-// Index assembles an OCI image index over entries, in their order.
-func Index(entries []Entry, annotations map[string]string) (v1.ImageIndex, error) {
+// Attachment is a manifest an index lists after its platform images, with
+// the entry given as is (BuildKit's attestation manifests: platform
+// unknown/unknown, vnd.docker.reference.* annotations).
+type Attachment struct {
+	Entry v1.Descriptor
+	Image v1.Image
+}
+
+// Index assembles an OCI image index over entries, in their order, then
+// attachments, in theirs.
+func Index(entries []Entry, annotations map[string]string, attachments ...Attachment) (v1.ImageIndex, error) {
 	var descs []v1.Descriptor
 	children := map[v1.Hash]v1.Image{}
 	for _, e := range entries {
@@ -37,6 +46,10 @@ func Index(entries []Entry, annotations map[string]string) (v1.ImageIndex, error
 		p := v1.Platform{OS: e.Platform.OS, Architecture: e.Platform.Architecture, Variant: e.Platform.Variant}
 		descs = append(descs, v1.Descriptor{MediaType: mt, Digest: d, Size: size, Platform: &p})
 		children[d] = e.Image
+	}
+	for _, a := range attachments {
+		descs = append(descs, a.Entry)
+		children[a.Entry.Digest] = a.Image
 	}
 	return IndexOf(descs, annotations, func(h v1.Hash) (v1.Image, error) {
 		if img, ok := children[h]; ok {

@@ -13,17 +13,40 @@ import (
 // Flatten streams every layer once, in order, and returns the filesystem
 // they make. Contents are skipped, never stored.
 func Flatten(ctx context.Context, layers []v1.Layer) (*FS, error) {
+	f, _, err := FlattenKeeping(ctx, layers, nil)
+	return f, err
+}
+
+// MaxKept bounds the contents FlattenKeeping keeps of one file; a larger
+// file is skipped (its Source is missing from the map).
+const MaxKept = 16 << 20
+
+// FlattenKeeping is Flatten that also keeps, from the same single pass,
+// the contents of every regular file whose cleaned path keep selects (at
+// most MaxKept bytes each), by Source. Whether a kept file is still there
+// at the end is for the FS to say (Resolve gives the Source that counts);
+// the map may hold files a later layer replaced. keep nil keeps nothing.
+func FlattenKeeping(ctx context.Context, layers []v1.Layer, keep func(path string) bool) (*FS, map[Source][]byte, error) {
 	f := New()
+	kept := map[Source][]byte{}
 	for i, l := range layers {
-		err := EachEntry(ctx, l, func(seq int, hdr *tar.Header, _ io.Reader) error {
+		err := EachEntry(ctx, l, func(seq int, hdr *tar.Header, r io.Reader) error {
 			f.Add(i, seq, hdr)
+			if keep == nil || (hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA) || hdr.Size > MaxKept || !keep(Clean(hdr.Name)) {
+				return nil
+			}
+			data, err := io.ReadAll(io.LimitReader(r, MaxKept))
+			if err != nil {
+				return err
+			}
+			kept[Source{i, seq}] = data
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("layer %d: %w", i, err)
+			return nil, nil, fmt.Errorf("layer %d: %w", i, err)
 		}
 	}
-	return f, nil
+	return f, kept, nil
 }
 
 // ReadSources streams only the layers holding the wanted sources and calls
