@@ -8,6 +8,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/dockerfile"
 	"github.com/helperbuild/helperbuild/internal/layer"
 	"github.com/helperbuild/helperbuild/internal/manifest"
@@ -27,6 +28,7 @@ type assembler struct {
 	cache  *layer.Cache
 	opts   Options
 	flat   flatBases // each base's filesystem, flattened once
+	attest *attestor // nil: no attestations
 
 	// schedule runs assemble(i, j, true) beside the compiles.
 	schedule func(i, j int)
@@ -39,18 +41,22 @@ type assembler struct {
 	compiles []bool             // [plan platform] a compile has started
 	images   [][]v1.Image       // [image][platform], nil until assembled
 	checks   [][][]verify.Check // [image][platform], set with images
+	attests  [][]*Attestation   // [image][platform], set with images when attest is set
 }
 
 // newAssembler waits for the binaries of targetPlatforms: each one's index
 // in plan.Platforms.
-func newAssembler(plan *recipe.Plan, units [][]unit, b *bases, binDir string, cache *layer.Cache, opts Options, targetPlatforms []int) *assembler {
-	a := &assembler{plan: plan, units: units, bases: b, binDir: binDir, cache: cache, opts: opts,
+func newAssembler(plan *recipe.Plan, units [][]unit, b *bases, binDir string, cache *layer.Cache, opts Options, targetPlatforms []int, at *attestor) *assembler {
+	a := &assembler{plan: plan, units: units, bases: b, binDir: binDir, cache: cache, opts: opts, attest: at,
 		slots: newSlots(opts.Jobs, len(targetPlatforms)), pending: make([]int, len(plan.Platforms)),
 		images: make([][]v1.Image, len(units)), checks: make([][][]verify.Check, len(units)),
-		binaries: make([]int, len(plan.Platforms)), compiles: make([]bool, len(plan.Platforms))}
+		binaries: make([]int, len(plan.Platforms)), compiles: make([]bool, len(plan.Platforms)),
+		attests: make([][]*Attestation, len(units))}
+	a.flat.readOS = at != nil
 	for i := range units {
 		a.images[i] = make([]v1.Image, len(units[i]))
 		a.checks[i] = make([][]verify.Check, len(units[i]))
+		a.attests[i] = make([]*Attestation, len(units[i]))
 	}
 	for _, k := range targetPlatforms {
 		a.pending[k]++
@@ -227,7 +233,7 @@ func (a *assembler) unitErr(i, j int, err error) error {
 func (a *assembler) build(ctx context.Context, i, j int, follow func(*layer.Stream)) (v1.Image, error) {
 	u := a.units[i][j]
 	lopts := layer.Options{Threads: a.slots.threads(), Follow: follow}
-	img, err := assembleUnit(ctx, a.plan, u, a.bases, &a.flat, a.binDir, a.cache, a.opts, lopts)
+	img, entries, err := assembleUnit(ctx, a.plan, u, a.bases, &a.flat, a.binDir, a.cache, a.opts, lopts)
 	if err != nil {
 		return nil, a.unitErr(i, j, err)
 	}
@@ -236,10 +242,32 @@ func (a *assembler) build(ctx context.Context, i, j int, follow func(*layer.Stre
 	if err != nil {
 		return nil, err
 	}
+	var at *Attestation
+	if a.attest != nil {
+		if at, err = a.attestUnit(ctx, i, j, img, entries); err != nil {
+			return nil, a.unitErr(i, j, fmt.Errorf("attestations: %w", err))
+		}
+	}
 	a.mu.Lock()
-	a.images[i][j], a.checks[i][j] = img, checks
+	a.images[i][j], a.checks[i][j], a.attests[i][j] = img, checks, at
 	a.mu.Unlock()
 	return img, nil
+}
+
+// attestUnit writes the attestations of unit (i, j), whose image is img
+// and whose layers hold entries.
+func (a *assembler) attestUnit(ctx context.Context, i, j int, img v1.Image, entries []rootfs.Entry) (*Attestation, error) {
+	u := a.units[i][j]
+	f := unitFacts{name: a.plan.Images[i].Name, binDir: a.binDir, entries: entries}
+	if u.base != nil {
+		os, err := a.flat.osOf(ctx, u.baseDig, u.base)
+		if err != nil {
+			return nil, err
+		}
+		f.os = os
+		f.base = attest.Base{Ref: pinnedName(a.bases.get(u.baseRef)), Digest: u.baseDig}
+	}
+	return a.attest.attestUnit(img, u.platform, f)
 }
 
 // checked gives verify.Index the checks verifyPlatform ran on image i's
@@ -263,19 +291,19 @@ func (a *assembler) checked(i int) func(v1.Hash, v1.Platform) ([]verify.Check, b
 // per COPY/ADD, then the manifest. On a base image, the Dockerfile sees the
 // base's directories and every layer's entries go where BuildKit would put
 // them on the base's filesystem (see rootfs.FS.Place).
-func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat *flatBases, binDir string, cache *layer.Cache, opts Options, lopts layer.Options) (v1.Image, error) {
+func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat *flatBases, binDir string, cache *layer.Cache, opts Options, lopts layer.Options) (v1.Image, []rootfs.Entry, error) {
 	im := plan.Images[u.image]
 	var baseCfg v1.Config
 	var baseFS *rootfs.FS
 	if u.base != nil {
 		cf, err := u.base.ConfigFile()
 		if err != nil {
-			return nil, fmt.Errorf("base config: %w", err)
+			return nil, nil, fmt.Errorf("base config: %w", err)
 		}
 		baseCfg = *cf.Config.DeepCopy()
 		start := time.Now()
 		if baseFS, err = flat.get(ctx, u.baseDig, u.base); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts.Logger.Debug("base filesystem read", "image", im.Name, "platform", platform.Format(u.platform),
 			"base", u.baseDig.String(), "duration", time.Since(start).Round(time.Millisecond))
@@ -293,7 +321,7 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 	}
 	res, err := u.stage.Apply(baseCfg, dctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	steps := make([]manifest.Step, len(res.Steps))
 	layers, written := 0, 0
@@ -302,6 +330,7 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 			layers++
 		}
 	}
+	var all []rootfs.Entry // every entry the new layers hold, placed
 	for k, s := range res.Steps {
 		steps[k].History = s.History
 		if s.Entries == nil {
@@ -310,7 +339,7 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 		entries := s.Entries
 		if baseFS != nil {
 			if entries, err = baseFS.Place(entries); err != nil {
-				return nil, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
+				return nil, nil, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
 			}
 		}
 		written++
@@ -319,13 +348,14 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 		lopts.Epoch, lopts.Level = opts.Meta.Created, opts.CompressionLevel
 		l, hit, err := cache.Write(ctx, entries, lopts)
 		if err != nil {
-			return nil, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
+			return nil, nil, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
 		}
 		d, _ := l.Digest()
 		size, _ := l.Size()
 		opts.Logger.Info("layer written", "image", im.Name, "platform", platform.Format(u.platform),
 			"digest", d.String(), "size", size, "cached", hit, "duration", time.Since(start).Round(time.Millisecond))
 		steps[k].Layer = l
+		all = append(all, entries...)
 	}
 	var baseName string
 	if a := b.get(u.baseRef); a != nil {
@@ -340,15 +370,15 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 		Created:     v1.Time{Time: opts.Meta.Created},
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d, _ := img.Digest()
 	opts.Logger.Info("image assembled", "image", im.Name, "platform", platform.Format(u.platform), "digest", d.String())
-	return img, nil
+	return img, all, nil
 }
 
 // indexImage builds the index of one image and its tag lists.
-func indexImage(im recipe.Image, units []unit, images []v1.Image, b *bases, opts Options) (*Image, error) {
+func indexImage(im recipe.Image, units []unit, images []v1.Image, attests []*Attestation, b *bases, opts Options) (*Image, error) {
 	entries := make([]manifest.Entry, len(units))
 	out := &Image{Name: im.Name, Tags: im.Tags, Contract: im.Contract}
 	for j, u := range units {
@@ -369,6 +399,7 @@ func indexImage(im recipe.Image, units []unit, images []v1.Image, b *bases, opts
 			Platform: u.platform, Digest: d, Size: size,
 			CompressedSize: manifest.CompressedSize(m),
 			Tags:           u.tags,
+			Attestation:    attests[j],
 		})
 	}
 	// The index names the base most platforms share: the Dockerfile's FROM.
@@ -380,7 +411,7 @@ func indexImage(im recipe.Image, units []unit, images []v1.Image, b *bases, opts
 		}
 	}
 	out.BaseName = baseName
-	idx, err := manifest.Index(entries, opts.Meta.Annotations(baseName, baseDigest))
+	idx, err := manifest.Index(entries, opts.Meta.Annotations(baseName, baseDigest), attachments(out.Platforms)...)
 	if err != nil {
 		return nil, err
 	}

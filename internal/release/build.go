@@ -41,6 +41,9 @@ type Platform struct {
 	// lists them (see manifest.CompressedSize): what a pull downloads.
 	CompressedSize int64
 	Tags           []string
+	// Attestation is the platform image's SBOM and provenance; nil with
+	// Options.Attest off.
+	Attestation *Attestation
 }
 
 // Result is what Build produced.
@@ -80,7 +83,11 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 		return nil, err
 	}
 	targets, of := compileTargets(plan, binDir)
-	a := newAssembler(plan, units, b, binDir, cache, opts, of)
+	at, err := newAttestor(ctx, opts, plan, goEnv(plan, opts))
+	if err != nil {
+		return nil, err
+	}
+	a := newAssembler(plan, units, b, binDir, cache, opts, of, at)
 	if err := compileAndAssemble(ctx, plan, targets, of, a, opts); err != nil {
 		return nil, err
 	}
@@ -151,7 +158,7 @@ func compileAndAssemble(ctx context.Context, plan *recipe.Plan, targets []crossb
 		Go:  opts.Go,
 		// go build's own temporary files go under the run's directory, which
 		// is removed on every exit path, even when go is killed mid-build.
-		Env:     append(append(append([]string{}, opts.Env...), plan.Env...), "GOTMPDIR="+goTmp),
+		Env:     append(goEnv(plan, opts), "GOTMPDIR="+goTmp),
 		Flags:   plan.Flags,
 		Ldflags: plan.Ldflags,
 		Jobs:    opts.Jobs,
@@ -181,6 +188,11 @@ func compileAndAssemble(ctx context.Context, plan *recipe.Plan, targets []crossb
 	return nil
 }
 
+// goEnv is the environment go build runs in.
+func goEnv(plan *recipe.Plan, opts Options) []string {
+	return append(append([]string{}, opts.Env...), plan.Env...)
+}
+
 // checkBinary checks that t's binary is for its platform, before it goes
 // into a layer.
 func checkBinary(t crossbuild.Target) error {
@@ -198,7 +210,7 @@ func checkBinary(t crossbuild.Target) error {
 func indexAndVerify(ctx context.Context, plan *recipe.Plan, units [][]unit, a *assembler, b *bases, opts Options) (*Result, error) {
 	res := &Result{Images: make([]Image, len(plan.Images))}
 	for i, im := range plan.Images {
-		built, err := indexImage(im, units[i], a.images[i], b, opts)
+		built, err := indexImage(im, units[i], a.images[i], a.attests[i], b, opts)
 		if err != nil {
 			return nil, fmt.Errorf("image %s: %w", im.Name, err)
 		}

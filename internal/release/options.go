@@ -52,6 +52,9 @@ type Options struct {
 	// layer.Stream). OnImage runs after the platform's OnLayer calls have
 	// returned; an error of either fails the build.
 	OnLayer func(ctx context.Context, image string, p v1.Platform, l v1.Layer) error
+	// Attest says whether and where each platform image's SBOM and
+	// provenance go; the zero value writes none.
+	Attest Attest
 	// Logger receives the details (every layer, check and upload); nil
 	// discards them.
 	Logger *slog.Logger

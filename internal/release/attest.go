@@ -1,0 +1,256 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/attest"
+	"github.com/helperbuild/helperbuild/internal/manifest"
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/recipe"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
+)
+
+// AttestMode says where a release puts each platform image's SBOM and
+// provenance.
+type AttestMode string
+
+const (
+	// AttestNone writes no attestation (the zero value).
+	AttestNone AttestMode = "none"
+	// AttestIndex lists one attestation manifest per platform image in the
+	// image index, after all platform images, as BuildKit does.
+	AttestIndex AttestMode = "index"
+	// AttestReferrers makes each statement (and the SBOM as a plain SPDX
+	// document) an OCI 1.1 referrer of its platform manifest; the index
+	// lists the platform images only.
+	AttestReferrers AttestMode = "referrers"
+)
+
+// ParseAttestMode parses --attest.
+func ParseAttestMode(s string) (AttestMode, error) {
+	switch m := AttestMode(s); m {
+	case AttestNone, AttestIndex, AttestReferrers:
+		return m, nil
+	}
+	return "", fmt.Errorf("--attest %q: want index, referrers or none", s)
+}
+
+// Attest configures the attestations of a release; the command gathers
+// every value. Zero Mode writes none.
+type Attest struct {
+	Mode       AttestMode
+	Provenance attest.ProvenanceMode
+	// Source is the git checkout (URL, ref, full commit); Recipe the
+	// helperbuild.yaml, relative to the source root.
+	Source attest.Source
+	Recipe attest.Recipe
+	// CI is the GitLab CI job, zero outside CI.
+	CI attest.CI
+	// HelperbuildVersion names the tool in both documents.
+	HelperbuildVersion string
+	// Now is the clock for ProvenanceMax's start and finish times; nil
+	// means time.Now. Nothing else reads it.
+	Now func() time.Time
+}
+
+func (a Attest) on() bool { return a.Mode == AttestIndex || a.Mode == AttestReferrers }
+
+// Attestation is what a release says about one platform image.
+type Attestation struct {
+	// SBOM and Provenance are the in-toto statements; SPDX the SBOM's
+	// document alone.
+	SBOM, Provenance attest.Statement
+	SPDX             []byte
+	// Manifest is the attestation manifest the index lists (AttestIndex).
+	Manifest *attest.Artifact
+	// Referrers are the artifacts whose subject is the platform manifest
+	// (AttestReferrers): the SBOM statement, the provenance statement, the
+	// plain SPDX document.
+	Referrers []*attest.Artifact
+}
+
+// attestor writes each platform image's attestations; nil when the
+// release writes none.
+type attestor struct {
+	opts      Attest
+	goVersion string
+	goflags   string
+	plan      struct {
+		images    []string
+		platforms []v1.Platform
+		flags     []string
+		ldflags   string
+		version   string
+	}
+	started time.Time
+	created time.Time // the epoch
+
+	mu   sync.Mutex
+	bins map[string]*binaryInfo // host path -> build info, read once
+}
+
+type binaryInfo struct {
+	once sync.Once
+	bin  attest.Binary
+	err  error
+}
+
+// newAttestor asks the go command for its version once (the toolchain the
+// provenance names and the SBOM's stdlib) and notes the release's
+// parameters.
+func newAttestor(ctx context.Context, opts Options, plan *recipe.Plan, env []string) (*attestor, error) {
+	if !opts.Attest.on() {
+		return nil, nil
+	}
+	if opts.Attest.Provenance == "" {
+		opts.Attest.Provenance = attest.ProvenanceMin
+	}
+	if opts.Attest.Now == nil {
+		opts.Attest.Now = time.Now
+	}
+	cmd := exec.CommandContext(ctx, opts.Go, "env", "GOVERSION")
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("attestations: %s env GOVERSION: %w", opts.Go, err)
+	}
+	a := &attestor{opts: opts.Attest, goVersion: strings.TrimSpace(string(out)), bins: map[string]*binaryInfo{}, started: opts.Attest.Now(), created: opts.Meta.Created}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
+			a.goflags = v // the last one counts, as for go itself
+		}
+	}
+	for _, im := range plan.Images {
+		a.plan.images = append(a.plan.images, im.Name)
+	}
+	for _, p := range plan.Platforms {
+		a.plan.platforms = append(a.plan.platforms, p.Platform)
+	}
+	a.plan.flags, a.plan.ldflags, a.plan.version = plan.Flags, plan.Ldflags, opts.Meta.Version
+	return a, nil
+}
+
+// binary reads the build info of the host file src, once however many
+// images hold it, under the path the image holds it at.
+func (a *attestor) binary(pathInImage, src string) (attest.Binary, error) {
+	a.mu.Lock()
+	bi := a.bins[src]
+	if bi == nil {
+		bi = &binaryInfo{}
+		a.bins[src] = bi
+	}
+	a.mu.Unlock()
+	bi.once.Do(func() { bi.bin, bi.err = attest.OpenBinary(pathInImage, src) })
+	b := bi.bin
+	b.Path = pathInImage
+	return b, bi.err
+}
+
+// unitFacts are what a unit's attestations need beyond its manifest.
+type unitFacts struct {
+	name    string
+	base    attest.Base
+	os      attest.OS
+	binDir  string
+	entries []rootfs.Entry // every entry the unit's layers hold, placed
+}
+
+// attestUnit writes the attestations of the platform image img.
+func (a *attestor) attestUnit(img v1.Image, p v1.Platform, f unitFacts) (*Attestation, error) {
+	d, err := img.Digest()
+	if err != nil {
+		return nil, err
+	}
+	size, err := img.Size()
+	if err != nil {
+		return nil, err
+	}
+	mt, err := img.MediaType()
+	if err != nil {
+		return nil, err
+	}
+	pl := platform.Normalize(p)
+	desc := v1.Descriptor{MediaType: mt, Digest: d, Size: size, Platform: &pl}
+	im := attest.Image{Name: f.name, Manifest: desc}
+	var bins []attest.Binary
+	binDir := filepath.Clean(f.binDir) + string(filepath.Separator)
+	for _, e := range f.entries {
+		if e.Kind != rootfs.File || !strings.HasPrefix(filepath.Clean(e.Source), binDir) {
+			continue
+		}
+		b, err := a.binary(e.Path, e.Source)
+		if err != nil {
+			return nil, err
+		}
+		bins = append(bins, b)
+	}
+	doc, err := attest.SBOM(attest.SBOMSpec{Image: im, Base: f.base, Binaries: bins, OS: f.os,
+		Created: a.created, ToolVersion: a.opts.HelperbuildVersion})
+	if err != nil {
+		return nil, err
+	}
+	out := &Attestation{SPDX: doc}
+	if out.SBOM, err = attest.SBOMStatement(im, doc); err != nil {
+		return nil, err
+	}
+	spec := attest.ProvenanceSpec{
+		Image: im, Source: a.opts.Source, Recipe: a.opts.Recipe,
+		Images: a.plan.images, Platforms: a.plan.platforms, Version: a.plan.version,
+		HelperbuildVersion: a.opts.HelperbuildVersion, GoVersion: a.goVersion, GOFLAGS: a.goflags,
+		BuildFlags: a.plan.flags, LDFlags: a.plan.ldflags, CI: a.opts.CI, Mode: a.opts.Provenance,
+	}
+	if f.base.Digest != (v1.Hash{}) {
+		spec.Bases = []attest.Base{f.base}
+	}
+	if a.opts.Provenance == attest.ProvenanceMax {
+		spec.Run = attest.Run{Started: a.started, Finished: a.opts.Now()}
+	}
+	if out.Provenance, err = attest.Provenance(spec); err != nil {
+		return nil, err
+	}
+	switch a.opts.Mode {
+	case AttestIndex:
+		out.Manifest, err = attest.AttestationManifest(desc, out.SBOM, out.Provenance)
+	case AttestReferrers:
+		out.Referrers, err = referrers(desc, out)
+	}
+	return out, err
+}
+
+// referrers are the OCI 1.1 referrers of desc: both statements and the
+// plain SPDX document.
+func referrers(desc v1.Descriptor, at *Attestation) ([]*attest.Artifact, error) {
+	sbom, err := attest.StatementReferrer(desc, at.SBOM)
+	if err != nil {
+		return nil, err
+	}
+	prov, err := attest.StatementReferrer(desc, at.Provenance)
+	if err != nil {
+		return nil, err
+	}
+	spdx, err := attest.SPDXReferrer(desc, at.SPDX)
+	if err != nil {
+		return nil, err
+	}
+	return []*attest.Artifact{sbom, prov, spdx}, nil
+}
+
+// attachments are the index's attestation entries: one per platform with
+// an attestation manifest, in platform order.
+func attachments(platforms []Platform) []manifest.Attachment {
+	var out []manifest.Attachment
+	for _, p := range platforms {
+		if p.Attestation != nil && p.Attestation.Manifest != nil {
+			out = append(out, manifest.Attachment{Entry: p.Attestation.Manifest.IndexEntry(), Image: p.Attestation.Manifest})
+		}
+	}
+	return out
+}
