@@ -14,6 +14,11 @@ import (
 // layoutDir). index.json is replaced in one rename once every blob is in
 // place, so a failed or interrupted run leaves the entries as they were.
 func ToLayout(ctx context.Context, dir string, images []Image) error {
+	for _, img := range images {
+		if len(img.Referrers) > 0 {
+			return fmt.Errorf("layout %s: an OCI layout holds no referrers; publish the attestations in the image index with --attest index", dir)
+		}
+	}
 	l, err := openLayout(dir)
 	if err != nil {
 		return fmt.Errorf("layout %s: %w", dir, err)

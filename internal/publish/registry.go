@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -25,7 +27,12 @@ type RegistryOptions struct {
 	Jobs int
 	// Uploader, if set, is the one that sent blobs ahead of the release.
 	Uploader *Uploader
-	Logger   *slog.Logger
+	// Keychain and Transport reach registries for the requests made
+	// without go-containerregistry's writers (manifests with a subject,
+	// fallback tags); nil: anonymous, http.DefaultTransport.
+	Keychain  authn.Keychain
+	Transport http.RoundTripper
+	Logger    *slog.Logger
 }
 
 // Result says what ToRegistry did.
@@ -52,7 +59,11 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 	if err := p.checkManifests(ctx, images, repos, true); err != nil {
 		return nil, err
 	}
-	return p.writeTags(ctx, images, repos)
+	fallbacks, err := p.planFallbacks(ctx, images, repos)
+	if err != nil {
+		return nil, err
+	}
+	return p.writeTags(ctx, images, repos, fallbacks)
 }
 
 // PushByDigest is ToRegistry without the index and the tags: every blob and
@@ -68,7 +79,7 @@ func PushByDigest(ctx context.Context, images []Image, opts RegistryOptions) err
 		return err
 	}
 	for i, img := range images {
-		if err := pushPlatforms(ctx, p.pusher, repos[i], img.Index, p.jobs, p.log); err != nil {
+		if err := p.pushPlatforms(ctx, repos[i], img.Index); err != nil {
 			return err
 		}
 	}
@@ -78,6 +89,7 @@ func PushByDigest(ctx context.Context, images []Image, opts RegistryOptions) err
 // publisher holds the connections one ToRegistry uses in every phase.
 type publisher struct {
 	pusher     *remote.Pusher
+	raw        *rawClients
 	remoteOpts []remote.Option
 	jobs       int
 	log        *slog.Logger
@@ -86,7 +98,7 @@ type publisher struct {
 // newPublisher reuses the Uploader's pusher when there is one: the blobs
 // it sent are known to be there.
 func newPublisher(opts RegistryOptions) (*publisher, error) {
-	p := &publisher{jobs: opts.Jobs, log: logger(opts.Logger)}
+	p := &publisher{jobs: opts.Jobs, log: logger(opts.Logger), raw: newRawClients(opts.Keychain, opts.Transport)}
 	if opts.Uploader != nil {
 		p.pusher = opts.Uploader.pusher
 	} else {
@@ -129,7 +141,10 @@ func checkTags(images []Image) ([]name.Repository, error) {
 // platform's image (in parallel), then the index over them.
 func (p *publisher) pushByDigest(ctx context.Context, images []Image, repos []name.Repository) error {
 	for i, img := range images {
-		if err := pushPlatforms(ctx, p.pusher, repos[i], img.Index, p.jobs, p.log); err != nil {
+		if err := p.pushPlatforms(ctx, repos[i], img.Index); err != nil {
+			return err
+		}
+		if err := p.pushReferrers(ctx, repos[i], img.Referrers); err != nil {
 			return err
 		}
 		digest, err := img.Index.Digest()
@@ -158,6 +173,9 @@ func (p *publisher) checkManifests(ctx context.Context, images []Image, repos []
 		for _, d := range digests {
 			refs = append(refs, repos[i].Digest(d.String()))
 		}
+		for _, r := range img.Referrers {
+			refs = append(refs, repos[i].Digest(r.Entry.Digest.String()))
+		}
 	}
 	checks, cctx := errgroup.WithContext(ctx)
 	checks.SetLimit(maxChecks)
@@ -178,9 +196,27 @@ func (p *publisher) checkManifests(ctx context.Context, images []Image, repos []
 
 // writeTags is phase 3: the tags, in order (see tagOrder). A failure
 // returns a TagError naming what was and was not written.
-func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.Repository) (*Result, error) {
+func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.Repository, fallbacks []fallbackTag) (*Result, error) {
 	res := &Result{}
 	pending := tagOrder(images)
+	notWritten := func(n int) []string {
+		var out []string
+		for _, f := range fallbacks[n:] {
+			out = append(out, f.repo.Tag(f.tag).String())
+		}
+		for _, rest := range pending {
+			out = append(out, repos[rest.image].Tag(rest.tag).String())
+		}
+		return out
+	}
+	for n, f := range fallbacks {
+		tag := f.repo.Tag(f.tag)
+		if err := p.writeFallback(ctx, f); err != nil {
+			return res, &TagError{Tag: tag.String(), Written: slices.Clone(res.Written), Err: imageref.Explain(err), NotWritten: notWritten(n)}
+		}
+		res.Written = append(res.Written, tag.String())
+		p.log.Info("tagged", "tag", tag.String(), "referrers", f.count)
+	}
 	for n, t := range pending {
 		img := images[t.image]
 		tag := repos[t.image].Tag(t.tag)
@@ -224,18 +260,45 @@ func (e *TagError) Unwrap() error { return e.Err }
 // maxChecks bounds the manifest checks in flight before tagging.
 const maxChecks = 8
 
-// pushPlatforms pushes every image of idx by digest, jobs at a time.
-func pushPlatforms(ctx context.Context, pusher *remote.Pusher, repo name.Repository, idx v1.ImageIndex, jobs int, log *slog.Logger) error {
+// pushPlatforms pushes every image of idx by digest, jobs at a time; the
+// manifests that name a subject (attestation manifests) after the
+// others, past go-containerregistry's writers (see rawClients).
+func (p *publisher) pushPlatforms(ctx context.Context, repo name.Repository, idx v1.ImageIndex) error {
 	im, err := idx.IndexManifest()
 	if err != nil {
 		return err
 	}
+	var plain, about []v1.Descriptor
+	for _, d := range im.Manifests {
+		if isAttestationEntry(d) {
+			about = append(about, d)
+		} else {
+			plain = append(plain, d)
+		}
+	}
+	for _, ds := range [][]v1.Descriptor{plain, about} {
+		if err := p.pushChildren(ctx, repo, idx, ds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isAttestationEntry is BuildKit's mark of an attestation manifest.
+func isAttestationEntry(d v1.Descriptor) bool {
+	return d.Annotations["vnd.docker.reference.type"] == "attestation-manifest"
+}
+
+// pushChildren pushes the images ds of idx, jobs at a time.
+func (p *publisher) pushChildren(ctx context.Context, repo name.Repository, idx v1.ImageIndex, ds []v1.Descriptor) error {
+	jobs := p.jobs
 	if jobs <= 0 {
 		jobs = 4
 	}
+	log := p.log
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(jobs)
-	for _, d := range im.Manifests {
+	for _, d := range ds {
 		g.Go(func() error {
 			img, err := idx.Image(d.Digest)
 			if err != nil {
@@ -243,7 +306,7 @@ func pushPlatforms(ctx context.Context, pusher *remote.Pusher, repo name.Reposit
 			}
 			ref := repo.Digest(d.Digest.String())
 			start := time.Now()
-			if err := pusher.Push(gctx, ref, img); err != nil {
+			if err := p.pushImage(gctx, ref, img); err != nil {
 				return fmt.Errorf("push %s: %w", ref, imageref.Explain(err))
 			}
 			var p string

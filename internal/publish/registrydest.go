@@ -52,7 +52,8 @@ func NewRegistry(ctx context.Context, to Naming, images []string, opts imageref.
 
 // registryOptions are how ToRegistry and the Uploader reach the registries.
 func (r *Registry) registryOptions(ctx context.Context) RegistryOptions {
-	return RegistryOptions{Remote: r.opts.RemoteOptions(ctx), Logger: r.log, Uploader: r.uploader}
+	return RegistryOptions{Remote: r.opts.RemoteOptions(ctx), Logger: r.log, Uploader: r.uploader,
+		Keychain: r.opts.Keychain, Transport: r.opts.HTTPTransport()}
 }
 
 // Repositories lists every repository of the release, once, in order.

@@ -19,6 +19,24 @@ type Image struct {
 	Tags []string
 	// PlatformTags point at one platform's manifest.
 	PlatformTags []PlatformTag
+	// Referrers are manifests about the image's platform manifests (OCI
+	// 1.1 referrers: attestations). A registry gets them by digest with
+	// the image; where it has no referrers API, each subject's fallback
+	// tag (sha256-<hex>) lists them, written before the image's tags. A
+	// layout takes none.
+	Referrers []Referrer
+}
+
+// Referrer is a manifest whose subject is one of an image's platform
+// manifests.
+type Referrer struct {
+	// Subject is the platform manifest's digest.
+	Subject v1.Hash
+	// Manifest is the referrer: its raw manifest names Subject.
+	Manifest v1.Image
+	// Entry is its descriptor in a referrers index (artifactType and
+	// annotations included).
+	Entry v1.Descriptor
 }
 
 // PlatformTag is a tag for one platform's manifest.

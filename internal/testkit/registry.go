@@ -112,3 +112,33 @@ func (l *RequestLog) Take() []string {
 	l.reqs = nil
 	return out
 }
+
+// ReferrersRegistry is Registry with the OCI 1.1 referrers API
+// (GET /v2/NAME/referrers/DIGEST) turned on.
+func ReferrersRegistry(t testing.TB, wraps ...func(http.Handler) http.Handler) string {
+	t.Helper()
+	var h http.Handler = registry.New(registry.Logger(log.New(io.Discard, "", 0)), registry.WithReferrersSupport(true))
+	for _, wrap := range wraps {
+		h = wrap(h)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// digestTag is a manifest path naming a tag of the form sha256-<hex>.
+var digestTag = regexp.MustCompile(`^(/v2/.+/manifests/)sha256-([0-9a-f]{64})$`)
+
+// ResolvesDigestTags is a Registry wrap that reads the tag sha256-<hex>
+// as the manifest with digest sha256:<hex>, as GitLab's container
+// registry does: there the OCI referrers fallback tag names the subject
+// itself.
+func ResolvesDigestTags(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := digestTag.FindStringSubmatch(r.URL.Path); m != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			r = r.Clone(r.Context())
+			r.URL.Path = m[1] + "sha256:" + m[2]
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,178 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+)
+
+// rawClients reach each repository with plain HTTP requests, for what
+// go-containerregistry's writers would do differently: they treat any
+// manifest with a subject as a referrer and, on a registry without the
+// referrers API, read and write the tag sha256-<subject hex> at once. A
+// release PUTs those manifests by digest itself and writes fallback tags
+// in its tag phase.
+type rawClients struct {
+	keychain  authn.Keychain
+	transport http.RoundTripper
+
+	mu      sync.Mutex
+	clients map[string]*http.Client
+}
+
+func newRawClients(kc authn.Keychain, t http.RoundTripper) *rawClients {
+	if kc == nil {
+		kc = authn.NewMultiKeychain() // anonymous
+	}
+	if t == nil {
+		t = http.DefaultTransport
+	}
+	return &rawClients{keychain: kc, transport: t, clients: map[string]*http.Client{}}
+}
+
+// client is an authenticated client for repo, made once.
+func (c *rawClients) client(ctx context.Context, repo name.Repository) (*http.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl, ok := c.clients[repo.String()]; ok {
+		return cl, nil
+	}
+	auth, err := authn.Resolve(ctx, c.keychain, repo)
+	if err != nil {
+		return nil, fmt.Errorf("credentials for %s: %w", repo, err)
+	}
+	tr, err := transport.NewWithContext(ctx, repo.Registry, auth, c.transport, []string{repo.Scope(transport.PushScope)})
+	if err != nil {
+		return nil, atRegistry(repo, err)
+	}
+	cl := &http.Client{Transport: tr}
+	c.clients[repo.String()] = cl
+	return cl, nil
+}
+
+func repoURL(repo name.Repository, path string) string {
+	u := url.URL{Scheme: repo.Registry.Scheme(), Host: repo.RegistryStr(), Path: "/v2/" + repo.RepositoryStr() + path}
+	return u.String()
+}
+
+// putManifest PUTs raw (of media type mt) as repo's manifest ref, a digest
+// or a tag.
+func (c *rawClients) putManifest(ctx context.Context, repo name.Repository, ref string, mt types.MediaType, raw []byte) error {
+	cl, err := c.client(ctx, repo)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, repoURL(repo, "/manifests/"+ref), bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", string(mt))
+	resp, err := cl.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return transport.CheckError(resp, http.StatusOK, http.StatusCreated, http.StatusAccepted)
+}
+
+// manifestAccept is every manifest media type a fallback tag may resolve to.
+var manifestAccept = strings.Join([]string{
+	string(types.OCIImageIndex), string(types.OCIManifestSchema1),
+	string(types.DockerManifestList), string(types.DockerManifestSchema2),
+}, ", ")
+
+// getManifest reads repo's manifest ref: found false on 404.
+func (c *rawClients) getManifest(ctx context.Context, repo name.Repository, ref string) (raw []byte, mt types.MediaType, found bool, err error) {
+	cl, err := c.client(ctx, repo)
+	if err != nil {
+		return nil, "", false, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, repoURL(repo, "/manifests/"+ref), nil)
+	if err != nil {
+		return nil, "", false, err
+	}
+	req.Header.Set("Accept", manifestAccept)
+	resp, err := cl.Do(req)
+	if err != nil {
+		return nil, "", false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, "", false, nil
+	}
+	if err := transport.CheckError(resp, http.StatusOK); err != nil {
+		return nil, "", false, err
+	}
+	raw, err = io.ReadAll(io.LimitReader(resp.Body, maxManifest+1))
+	if err != nil {
+		return nil, "", false, err
+	}
+	if len(raw) > maxManifest {
+		return nil, "", false, fmt.Errorf("manifest %s of %s is larger than %d bytes", ref, repo, maxManifest)
+	}
+	return raw, types.MediaType(resp.Header.Get("Content-Type")), true, nil
+}
+
+// maxManifest bounds a manifest read back (the registries' own limit is 4 MiB).
+const maxManifest = 4 << 20
+
+// hasReferrersAPI asks repo's registry for subject's referrers: an image
+// index back means it keeps them itself; 404 (or 400, 405 as some
+// registries answer an unknown route) means a client keeps the fallback
+// tag, as the distribution spec says.
+func (c *rawClients) hasReferrersAPI(ctx context.Context, repo name.Repository, subject v1.Hash) (bool, error) {
+	cl, err := c.client(ctx, repo)
+	if err != nil {
+		return false, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, repoURL(repo, "/referrers/"+subject.String()), nil)
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Accept", string(types.OCIImageIndex))
+	resp, err := cl.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusNotFound, http.StatusBadRequest, http.StatusMethodNotAllowed:
+		return false, nil
+	}
+	if err := transport.CheckError(resp, http.StatusOK); err != nil {
+		return false, fmt.Errorf("referrers of %s@%s: %w", repo, subject, imageref.Explain(err))
+	}
+	var idx struct {
+		MediaType types.MediaType `json:"mediaType"`
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxManifest))
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(body, &idx); err != nil || idx.MediaType != types.OCIImageIndex {
+		return false, nil // a 200 that is not a referrers index: some proxy's page, no API
+	}
+	return true, nil
+}
+
+// hasSubject reports whether raw, a manifest, names a subject.
+func hasSubject(raw []byte) bool {
+	var m struct {
+		Subject *v1.Descriptor `json:"subject"`
+	}
+	return json.Unmarshal(raw, &m) == nil && m.Subject != nil
+}

@@ -1,0 +1,192 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+)
+
+// pushImage pushes img by digest as ref. A manifest naming a subject goes
+// past go-containerregistry's writers: its blobs are uploaded, then its
+// raw manifest is PUT by digest, and no tag changes (see rawClients).
+func (p *publisher) pushImage(ctx context.Context, ref name.Digest, img v1.Image) error {
+	raw, err := img.RawManifest()
+	if err != nil {
+		return err
+	}
+	if !hasSubject(raw) {
+		return p.pusher.Push(ctx, ref, img)
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return err
+	}
+	cfg, err := partial.ConfigLayer(img)
+	if err != nil {
+		return err
+	}
+	for _, l := range append(layers, cfg) {
+		if err := p.pusher.Upload(ctx, ref.Context(), l); err != nil {
+			return err
+		}
+	}
+	mt, err := img.MediaType()
+	if err != nil {
+		return err
+	}
+	return p.raw.putManifest(ctx, ref.Context(), ref.DigestStr(), mt, raw)
+}
+
+// pushReferrers pushes an image's referrers by digest, after its platform
+// manifests.
+func (p *publisher) pushReferrers(ctx context.Context, repo name.Repository, refs []Referrer) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(p.jobs, 4))
+	for _, r := range refs {
+		g.Go(func() error {
+			ref := repo.Digest(r.Entry.Digest.String())
+			if err := p.pushImage(gctx, ref, r.Manifest); err != nil {
+				return fmt.Errorf("push %s: %w", ref, imageref.Explain(err))
+			}
+			p.log.Info("pushed", "image", repo.String(), "referrer", r.Entry.ArtifactType, "subject", r.Subject.String(), "digest", r.Entry.Digest.String())
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// fallbackTag is a referrers index to write as tag sha256-<subject hex>,
+// for a registry without the referrers API.
+type fallbackTag struct {
+	repo  name.Repository
+	tag   string
+	raw   []byte
+	count int // referrers it lists
+}
+
+// FallbackTag is the referrers tag schema's tag of subject: sha256-<hex>.
+func FallbackTag(subject v1.Hash) string { return subject.Algorithm + "-" + subject.Hex }
+
+// planFallbacks decides, before any tag is written, where each image's
+// referrers are listed: a registry with the referrers API lists them
+// itself; otherwise each subject's fallback tag gets a referrers index,
+// the referrers already listed there kept. A registry that resolves the
+// fallback tag to the subject itself (GitLab's does: it takes
+// sha256-<hex> as the digest) would lose the subject's tag-like name to
+// it, or serve the image where clients expect the index: it is refused,
+// naming the registry, before anything is tagged.
+func (p *publisher) planFallbacks(ctx context.Context, images []Image, repos []name.Repository) ([]fallbackTag, error) {
+	var out []fallbackTag
+	api := map[string]bool{}
+	for i, img := range images {
+		repo := repos[i]
+		var subjects []v1.Hash
+		by := map[v1.Hash][]v1.Descriptor{}
+		for _, r := range img.Referrers {
+			if _, ok := by[r.Subject]; !ok {
+				subjects = append(subjects, r.Subject)
+			}
+			by[r.Subject] = append(by[r.Subject], r.Entry)
+		}
+		if len(subjects) == 0 {
+			continue
+		}
+		has, known := api[repo.String()]
+		if !known {
+			var err error
+			if has, err = p.raw.hasReferrersAPI(ctx, repo, subjects[0]); err != nil {
+				return nil, err
+			}
+			api[repo.String()] = has
+			p.log.Info("referrers", "repository", repo.String(), "api", has)
+		}
+		if has {
+			continue
+		}
+		for _, s := range subjects {
+			f, err := p.fallbackIndex(ctx, repo, s, by[s])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// fallbackIndex reads subject's fallback tag and returns the referrers
+// index to write there: what it listed, plus add, sorted by digest (as
+// go-containerregistry and regclient keep it).
+func (p *publisher) fallbackIndex(ctx context.Context, repo name.Repository, subject v1.Hash, add []v1.Descriptor) (fallbackTag, error) {
+	tag := FallbackTag(subject)
+	raw, mt, found, err := p.raw.getManifest(ctx, repo, tag)
+	if err != nil {
+		return fallbackTag{}, fmt.Errorf("read %s:%s: %w", repo, tag, imageref.Explain(err))
+	}
+	im := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}
+	if found {
+		if err := resolvesToSubject(repo, tag, subject, raw); err != nil {
+			return fallbackTag{}, err
+		}
+		if mt != types.OCIImageIndex {
+			return fallbackTag{}, fmt.Errorf("%s:%s is a %s, not a referrers index: the tag is taken; remove it or use --attest index", repo, tag, mt)
+		}
+		old, err := v1.ParseIndexManifest(bytes.NewReader(raw))
+		if err != nil {
+			return fallbackTag{}, fmt.Errorf("%s:%s: %w", repo, tag, err)
+		}
+		im.Manifests = old.Manifests
+	}
+	for _, d := range add {
+		if !slices.ContainsFunc(im.Manifests, func(o v1.Descriptor) bool { return o.Digest == d.Digest }) {
+			im.Manifests = append(im.Manifests, d)
+		}
+	}
+	slices.SortFunc(im.Manifests, func(a, b v1.Descriptor) int { return strings.Compare(a.Digest.String(), b.Digest.String()) })
+	out, err := json.Marshal(im)
+	if err != nil {
+		return fallbackTag{}, err
+	}
+	return fallbackTag{repo: repo, tag: tag, raw: out, count: len(im.Manifests)}, nil
+}
+
+// resolvesToSubject fails when what the registry served for the fallback
+// tag is the subject itself.
+func resolvesToSubject(repo name.Repository, tag string, subject v1.Hash, raw []byte) error {
+	got, _, err := v1.SHA256(bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	if got != subject {
+		return nil
+	}
+	return fmt.Errorf("registry %s resolves the tag %s to the manifest %s itself, so it cannot hold the referrers fallback tag there; publish the attestations in the image index with --attest index (or --attest none)",
+		repo.RegistryStr(), tag, subject)
+}
+
+// writeFallback PUTs a fallback tag and reads it back: a registry that
+// resolves it to anything else than what was written is refused.
+func (p *publisher) writeFallback(ctx context.Context, f fallbackTag) error {
+	if err := p.raw.putManifest(ctx, f.repo, f.tag, types.OCIImageIndex, f.raw); err != nil {
+		return err
+	}
+	raw, _, found, err := p.raw.getManifest(ctx, f.repo, f.tag)
+	if err != nil {
+		return err
+	}
+	if !found || !bytes.Equal(raw, f.raw) {
+		return fmt.Errorf("registry %s does not serve the referrers index written as %s; publish the attestations in the image index with --attest index", f.repo.RegistryStr(), f.tag)
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package publish
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/testkit"
+)
+
+// aboutImage is a manifest whose subject is the image with digest d (an
+// attestation, as far as publishing goes).
+func aboutImage(t *testing.T, idx v1.ImageIndex, d v1.Hash, body string) v1.Image {
+	t.Helper()
+	im, err := idx.IndexManifest()
+	require.NoError(t, err)
+	var size int64
+	for _, m := range im.Manifests {
+		if m.Digest == d {
+			size = m.Size
+		}
+	}
+	require.NotZero(t, size)
+	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	img, err = mutate.AppendLayers(img, static.NewLayer([]byte(body), "application/vnd.in-toto+json"))
+	require.NoError(t, err)
+	return mutate.Subject(img, v1.Descriptor{MediaType: types.OCIManifestSchema1, Digest: d, Size: size}).(v1.Image)
+}
+
+func referrer(t *testing.T, idx v1.ImageIndex, d v1.Hash, body string) Referrer {
+	img := aboutImage(t, idx, d, body)
+	digest, err := img.Digest()
+	require.NoError(t, err)
+	size, err := img.Size()
+	require.NoError(t, err)
+	return Referrer{Subject: d, Manifest: img, Entry: v1.Descriptor{MediaType: types.OCIManifestSchema1, Digest: digest, Size: size, ArtifactType: "application/vnd.in-toto+json"}}
+}
+
+func tags(t *testing.T, repo name.Repository) []string {
+	t.Helper()
+	got, err := remote.List(repo)
+	require.NoError(t, err)
+	slices.Sort(got)
+	return got
+}
+
+func TestIndexAttestationsMoveNoFallbackTag(t *testing.T) {
+	rc, host := startRegistry(t)
+	idx, digests := testIndex(t)
+	for i, d := range digests {
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: aboutImage(t, idx, d, "statement "+string(rune('a'+i))), Descriptor: v1.Descriptor{
+			Platform:    &v1.Platform{OS: "unknown", Architecture: "unknown"},
+			Annotations: map[string]string{"vnd.docker.reference.type": "attestation-manifest", "vnd.docker.reference.digest": d.String()},
+		}})
+	}
+	repo := mustRepo(t, host+"/g/helper")
+	_, err := ToRegistry(context.Background(), []Image{{Repository: repo, Index: idx, Tags: []string{"v1"}}}, RegistryOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1"}, tags(t, repo), "go-containerregistry's writers would have tagged sha256-<subject hex> for each attestation")
+	for _, p := range rc.puts {
+		assert.NotContains(t, p, "sha256-")
+	}
+	im, err := idx.IndexManifest()
+	require.NoError(t, err)
+	for _, d := range im.Manifests {
+		_, err := remote.Head(repo.Digest(d.Digest.String()))
+		assert.NoError(t, err, "every entry is in place by digest")
+	}
+}
+
+func TestReferrersFallbackTag(t *testing.T) {
+	_, host := startRegistry(t)
+	idx, digests := testIndex(t)
+	repo := mustRepo(t, host+"/g/helper")
+	// Someone else's referrer is already listed for the first platform.
+	theirs := referrer(t, idx, digests[0], "a signature")
+	require.NoError(t, remote.WriteIndex(repo.Digest(mustDigest(t, idx).String()), idx))
+	require.NoError(t, remote.Write(repo.Digest(theirs.Entry.Digest.String()), theirs.Manifest)) // writes the fallback tag
+	refs := []Referrer{referrer(t, idx, digests[0], "sbom amd64"), referrer(t, idx, digests[0], "prov amd64"), referrer(t, idx, digests[1], "sbom arm64")}
+
+	res, err := ToRegistry(context.Background(), []Image{{Repository: repo, Index: idx, Tags: []string{"v1"}, Referrers: refs}}, RegistryOptions{})
+	require.NoError(t, err)
+	fb0, fb1 := FallbackTag(digests[0]), FallbackTag(digests[1])
+	assert.Equal(t, []string{repo.Tag(fb0).String(), repo.Tag(fb1).String(), repo.Tag("v1").String()}, res.Written, "fallback tags before the release's")
+
+	for sub, want := range map[v1.Hash][]Referrer{digests[0]: {theirs, refs[0], refs[1]}, digests[1]: {refs[2]}} {
+		got, err := remote.Referrers(repo.Digest(sub.String()))
+		require.NoError(t, err)
+		im, err := got.IndexManifest()
+		require.NoError(t, err)
+		var gotDigests, wantDigests []string
+		for _, d := range im.Manifests {
+			gotDigests = append(gotDigests, d.Digest.String())
+		}
+		for _, r := range want {
+			wantDigests = append(wantDigests, r.Entry.Digest.String())
+		}
+		slices.Sort(wantDigests)
+		assert.Equal(t, wantDigests, gotDigests, "the fallback index keeps what it listed and is sorted by digest")
+	}
+
+	// Running again changes nothing.
+	_, err = ToRegistry(context.Background(), []Image{{Repository: repo, Index: idx, Tags: []string{"v1"}, Referrers: refs}}, RegistryOptions{})
+	require.NoError(t, err)
+	got, err := remote.Referrers(repo.Digest(digests[0].String()))
+	require.NoError(t, err)
+	im, err := got.IndexManifest()
+	require.NoError(t, err)
+	assert.Len(t, im.Manifests, 3)
+}
+
+func TestReferrersAPIWritesNoTag(t *testing.T) {
+	host := testkit.ReferrersRegistry(t)
+	idx, digests := testIndex(t)
+	repo := mustRepo(t, host+"/g/helper")
+	refs := []Referrer{referrer(t, idx, digests[0], "sbom amd64"), referrer(t, idx, digests[1], "sbom arm64")}
+	res, err := ToRegistry(context.Background(), []Image{{Repository: repo, Index: idx, Tags: []string{"v1"}, Referrers: refs}}, RegistryOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{repo.Tag("v1").String()}, res.Written)
+	assert.Equal(t, []string{"v1"}, tags(t, repo), "the registry lists referrers itself: no fallback tag")
+	got, err := remote.Referrers(repo.Digest(digests[1].String()))
+	require.NoError(t, err)
+	im, err := got.IndexManifest()
+	require.NoError(t, err)
+	require.Len(t, im.Manifests, 1)
+	assert.Equal(t, refs[1].Entry.Digest, im.Manifests[0].Digest)
+}
+
+func TestReferrersRefusedWhereTheFallbackTagIsTheSubject(t *testing.T) {
+	host := testkit.Registry(t, testkit.ResolvesDigestTags)
+	idx, digests := testIndex(t)
+	repo := mustRepo(t, host+"/g/helper")
+	refs := []Referrer{referrer(t, idx, digests[0], "sbom amd64")}
+	_, err := ToRegistry(context.Background(), []Image{{Repository: repo, Index: idx, Tags: []string{"v1"}, Referrers: refs}}, RegistryOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "registry "+host+" resolves the tag "+FallbackTag(digests[0])+" to the manifest "+digests[0].String()+" itself")
+	assert.Contains(t, err.Error(), "--attest index")
+	assert.False(t, strings.Contains(err.Error(), "written:"), "refused before the tag phase")
+	_, err = remote.Head(repo.Tag("v1"))
+	assert.Error(t, err, "no tag moved")
+	assert.Empty(t, tags(t, repo))
+}
+
+func TestLayoutTakesNoReferrers(t *testing.T) {
+	idx, digests := testIndex(t)
+	err := ToLayout(context.Background(), t.TempDir(), []Image{{Index: idx, Tags: []string{"v1"}, Referrers: []Referrer{referrer(t, idx, digests[0], "x")}}})
+	assert.ErrorContains(t, err, "--attest index")
+}
+
+
+
+func mustDigest(t *testing.T, idx v1.ImageIndex) v1.Hash {
+	d, err := idx.Digest()
+	require.NoError(t, err)
+	return d
+}
