@@ -40,6 +40,7 @@ type buildFlags struct {
 	noCache      bool
 	byDigest     bool
 	partFile     string
+	attest       attestFlags
 }
 
 func newBuildCmd(env Env, push bool, exec buildExec) *cobra.Command {
@@ -87,6 +88,7 @@ described by helperbuild.yaml (or --config).`,
 	f.retry.register(fl)
 	f.progress.register(fl)
 	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions(progressModes, cobra.ShellCompDirectiveNoFileComp))
+	f.attest.register(fl)
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "write the result (digests, tags, platforms, sizes) as JSON to this file (docs/metadata.md)")
 	fl.StringVar(&f.dotenv, "dotenv", "", "write each image's pinned reference and tag as GitLab CI variables (artifacts:reports:dotenv) to this file")
 	fl.StringVar(&f.base, "base", "", "config-free: base image (registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or scratch)")

@@ -215,6 +215,11 @@ func publishImage(img release.Image) publish.Image {
 		for _, t := range pl.Tags {
 			p.PlatformTags = append(p.PlatformTags, publish.PlatformTag{Manifest: pl.Digest, Tag: t})
 		}
+		if pl.Attestation != nil {
+			for _, r := range pl.Attestation.Referrers {
+				p.Referrers = append(p.Referrers, publish.Referrer{Subject: pl.Digest, Manifest: r, Entry: r.IndexEntry()})
+			}
+		}
 	}
 	return p
 }

@@ -60,6 +60,13 @@ func newMasker(m metadata, literal ...string) *masker {
 		k.repl = append(k.repl, img.Digest, "<"+img.Name+" index>")
 		for _, p := range img.Platforms {
 			k.repl = append(k.repl, p.Digest, "<"+img.Name+" "+p.Platform+">")
+			if at := p.Attestations; at != nil {
+				k.repl = append(k.repl, at.SBOM, "<"+img.Name+" "+p.Platform+" sbom>",
+					at.Provenance, "<"+img.Name+" "+p.Platform+" provenance>")
+				if at.Manifest != "" {
+					k.repl = append(k.repl, at.Manifest, "<"+img.Name+" "+p.Platform+" attestation manifest>")
+				}
+			}
 		}
 	}
 	return k

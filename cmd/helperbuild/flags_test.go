@@ -13,9 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
+	"github.com/helperbuild/helperbuild/internal/release"
 )
 
 // flagsRecipe is recipeYAML whose ldflags and tags show the version and
@@ -89,7 +91,9 @@ func TestEveryFlagInBothModes(t *testing.T) {
 			assert.Equal(t, "v9.9.9", r.meta.Version)
 			assert.Contains(t, r.plan.Ldflags, "main.version=v9.9.9")
 		}),
-		"revision": same([]string{"--revision", "cafe"}, func(t *testing.T, r *buildRun) { assert.Equal(t, "cafe", r.meta.Revision) }),
+		"revision": same([]string{"--revision", "cafe0000000000000000000000000000000000ca"}, func(t *testing.T, r *buildRun) {
+			assert.Equal(t, "cafe0000000000000000000000000000000000ca", r.meta.Revision)
+		}),
 		"branch": same([]string{"--branch", "17-10-stable"}, func(t *testing.T, r *buildRun) {
 			assert.Contains(t, r.plan.Ldflags, "main.branch=17-10-stable")
 		}),
@@ -112,6 +116,18 @@ func TestEveryFlagInBothModes(t *testing.T) {
 		"cache-dir": same([]string{"--cache-dir", filepath.Join(tmp, "cache")}, func(t *testing.T, r *buildRun) {
 			assert.Equal(t, filepath.Join(tmp, "cache"), r.cacheDir)
 			assert.DirExists(t, r.cacheDir)
+		}),
+		"attest": same([]string{"--attest", "none"}, func(t *testing.T, r *buildRun) { assert.Equal(t, release.AttestNone, r.attest.Mode) }),
+		"build --attest-dir": same([]string{"--attest-dir", filepath.Join(tmp, "att")}, func(t *testing.T, r *buildRun) {
+			assert.Equal(t, filepath.Join(tmp, "att"), r.attestDir)
+			assert.DirExists(t, r.attestDir, "made before anything compiles")
+		}),
+		"push --attest-dir": same([]string{"--attest-dir", filepath.Join(tmp, "att")}, func(t *testing.T, r *buildRun) {
+			assert.Equal(t, filepath.Join(tmp, "att"), r.attestDir)
+		}),
+		"provenance": same([]string{"--provenance", "max"}, func(t *testing.T, r *buildRun) {
+			assert.Equal(t, attest.ProvenanceMax, r.attest.Provenance)
+			assert.Equal(t, release.AttestIndex, r.attest.Mode, "index by default")
 		}),
 		"no-cache": same([]string{"--no-cache"}, func(t *testing.T, r *buildRun) { assert.Empty(t, r.cacheDir) }),
 		"base": {

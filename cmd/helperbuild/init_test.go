@@ -98,7 +98,9 @@ func TestInitBuildsTheExample(t *testing.T) {
 		t.Helper()
 		t.Chdir(dir)
 		meta := filepath.Join(t.TempDir(), "m.json")
-		code, _, stderr := run(t, baseEnv(), append([]string{"build", "--output", "oci:" + filepath.Join(t.TempDir(), "o"), "--metadata-file", meta}, exampleArgs...)...)
+		// Without attestations: the provenance names the recipe file by
+		// its digest, and init's file is not byte for byte the example's.
+		code, _, stderr := run(t, baseEnv(), append([]string{"build", "--output", "oci:" + filepath.Join(t.TempDir(), "o"), "--metadata-file", meta, "--attest", "none"}, exampleArgs...)...)
 		require.Equal(t, 0, code, stderr)
 		var m metadata
 		require.NoError(t, json.Unmarshal([]byte(readFile(t, meta)), &m))

@@ -41,6 +41,35 @@ type metadataPlatform struct {
 	// CompressedSize is config plus layers: what a pull downloads.
 	CompressedSize int64    `json:"compressedSize"`
 	Tags           []string `json:"tags"`
+	// Attestations name the platform's SBOM and provenance by digest
+	// (absent with --attest none).
+	Attestations *metadataAttestation `json:"attestations,omitempty"`
+}
+
+// metadataAttestation names a platform's attestations by digest: the
+// statements, and the manifests that carry them (the attestation
+// manifest in the index, or the referrers).
+type metadataAttestation struct {
+	SBOM       string   `json:"sbom"`
+	Provenance string   `json:"provenance"`
+	Manifest   string   `json:"manifest,omitempty"`
+	Referrers  []string `json:"referrers,omitempty"`
+}
+
+func attestationMetadata(at *release.Attestation) *metadataAttestation {
+	if at == nil {
+		return nil
+	}
+	m := &metadataAttestation{SBOM: at.SBOM.Digest().String(), Provenance: at.Provenance.Digest().String()}
+	if at.Manifest != nil {
+		d, _ := at.Manifest.Digest()
+		m.Manifest = d.String()
+	}
+	for _, r := range at.Referrers {
+		d, _ := r.Digest()
+		m.Referrers = append(m.Referrers, d.String())
+	}
+	return m
 }
 
 // metadataOf is res at d as the metadata file describes it.
@@ -56,7 +85,7 @@ func metadataOf(res *release.Result, d publish.Destination) metadata {
 				tags = append(tags, d.PlatformTag(pi, t))
 			}
 			mi.Platforms = append(mi.Platforms, metadataPlatform{Platform: platform.Format(p.Platform), Digest: p.Digest.String(),
-				Size: p.Size, CompressedSize: p.CompressedSize, Tags: tags})
+				Size: p.Size, CompressedSize: p.CompressedSize, Tags: tags, Attestations: attestationMetadata(p.Attestation)})
 		}
 		m.Images = append(m.Images, mi)
 	}

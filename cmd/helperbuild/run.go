@@ -35,6 +35,8 @@ type buildRun struct {
 	dotenvFile   string
 	progress     progressFlags
 	command      string // "helperbuild push", for the start line
+	attest       release.Attest
+	attestDir    string
 }
 
 // buildExec runs a prepared build or push; tests swap it to look at what
@@ -83,6 +85,14 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 			return nil, err
 		}
 	}
+	recipePath := ""
+	if cfg != nil {
+		recipePath = first(f.config, "helperbuild.yaml")
+	}
+	at, err := f.attest.options(env, meta, recipePath, !push)
+	if err != nil {
+		return nil, err
+	}
 	cache, err := prepareCacheDir(env, f)
 	if err != nil {
 		return nil, err
@@ -112,6 +122,8 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 		dotenvFile:   f.dotenv,
 		progress:     f.progress,
 		command:      cmd.CommandPath(),
+		attest:       at,
+		attestDir:    f.attest.dir,
 	}, nil
 }
 
@@ -135,7 +147,7 @@ func (r *buildRun) execute(cmd *cobra.Command) error {
 		}
 		return err
 	}
-	return report(cmd, res, dest, outputFiles{metadata: r.metadataFile, dotenv: r.dotenvFile})
+	return report(cmd, res, dest, outputFiles{metadata: r.metadataFile, dotenv: r.dotenvFile, attestDir: r.attestDir})
 }
 
 // buildAndPublish builds, then publishes; tags are written last. It
@@ -167,6 +179,7 @@ func (r *buildRun) buildAndPublish(cmd *cobra.Command, prog *runProgress) (*rele
 		Images:           imgOpts,
 		TempDir:          tmp,
 		CacheDir:         r.cacheDir,
+		Attest:           r.attest,
 		Logger:           log,
 		Progress:         prog.rep,
 	}
@@ -196,6 +209,7 @@ func (r *buildRun) buildAndPublish(cmd *cobra.Command, prog *runProgress) (*rele
 // is a file not asked for.
 type outputFiles struct {
 	metadata, dotenv string
+	attestDir        string // --attest-dir
 }
 
 // report prints res's summary on stdout and writes its files: build, push
@@ -203,6 +217,11 @@ type outputFiles struct {
 func report(cmd *cobra.Command, res *release.Result, dest publish.Destination, files outputFiles) error {
 	if err := printResult(cmd.OutOrStdout(), res, dest); err != nil {
 		return err
+	}
+	if files.attestDir != "" {
+		if err := writeAttestDir(files.attestDir, res); err != nil {
+			return err
+		}
 	}
 	if files.metadata != "" {
 		if err := writeMetadata(files.metadata, res, dest); err != nil {
