@@ -133,3 +133,34 @@ func TestPushReferrers(t *testing.T) {
 	_, err = remote.Head(glRepo.Tag("v1"))
 	assert.Error(t, err, "no tag moved")
 }
+
+// TestVerifyAttestations: verify --attestations passes on what build and
+// push attest (in the index, or as referrers behind a fallback tag) and
+// fails, one line per platform, on an image without attestations.
+func TestVerifyAttestations(t *testing.T) {
+	dir := helloModule(t)
+	build := func(out string, extra ...string) {
+		args := append([]string{"build", "--platforms", "linux/amd64,linux/arm64", "--base", "scratch", "--revision", testCommit,
+			"--output", "oci:" + out, "--tag", "v1"}, extra...)
+		code, _, stderr := run(t, baseEnv(), append(args, "./cmd/hello")...)
+		require.Equal(t, 0, code, stderr)
+	}
+	with, without := filepath.Join(dir, "with"), filepath.Join(dir, "without")
+	build(with)
+	build(without, "--attest", "none")
+
+	code, stdout, stderr := run(t, baseEnv(), "verify", "--attestations", "--platforms", "linux/amd64,linux/arm64", "oci:"+with+":v1")
+	assert.Equal(t, 0, code, "%s\n%s", stdout, stderr)
+	assert.Contains(t, stdout, "ATTESTATIONS")
+
+	code, stdout, _ = run(t, baseEnv(), "verify", "--attestations", "oci:"+without+":v1")
+	assert.Equal(t, 1, code, stdout)
+	assert.Equal(t, 2, strings.Count(stdout, "no attestations: neither the index nor the registry's referrers hold"), "one line per platform:\n%s", stdout)
+
+	host, _ := startRegistry(t)
+	code, _, stderr = run(t, baseEnv(), "push", "--platforms", "linux/amd64,linux/arm64", "--base", "scratch", "--revision", testCommit,
+		"--attest", "referrers", "--tag", host+"/group/hello:v1", "./cmd/hello")
+	require.Equal(t, 0, code, stderr)
+	code, stdout, stderr = run(t, baseEnv(), "verify", "--attestations", "--platforms", "linux/amd64,linux/arm64", host+"/group/hello:v1")
+	assert.Equal(t, 0, code, "%s\n%s", stdout, stderr)
+}

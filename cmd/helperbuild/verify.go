@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
@@ -26,6 +30,7 @@ type verifyFlags struct {
 	retry     retryFlags
 	jobs      int
 	metadata  string
+	attest    bool
 }
 
 func newVerifyCmd(env Env) *cobra.Command {
@@ -55,6 +60,7 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors.`,
 	fl.BoolVar(&f.run, "run", false, "run each binary's --version (and sh -c true) in a sandbox (Linux namespaces; qemu-user inside for foreign platforms)")
 	f.runLimits.register(fl)
 	fl.StringVar(&f.nodes, "nodes", "", "FILE holding `kubectl get nodes -o json` output: report nodes with no image in the index")
+	fl.BoolVar(&f.attest, "attestations", false, "every platform image has an SBOM and provenance (in the index, or as referrers on a registry) about it, whose Go modules and base digests agree with the image")
 	fl.StringVar(&f.format, "format", "table", "output format: table or json")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
 	fl.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "platforms checked at once")
@@ -104,6 +110,9 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 	if err != nil {
 		return err
 	}
+	if opts.Attestations && ref.Transport == imageref.Registry {
+		opts.Referrers = referrersOf(ref.Name.Context(), imgOpts)
+	}
 	var rep *verify.Report
 	if a.Index != nil {
 		rep, err = verify.Index(ctx, a.Index, opts)
@@ -152,7 +161,7 @@ func verifyInputs(f *verifyFlags, arg string) (ref imageref.Ref, opts verify.Opt
 	if err = f.runLimits.validate(); err != nil {
 		return ref, opts, err
 	}
-	opts = verify.Options{Platforms: platforms, Contract: f.contract, AllFiles: f.allFiles, Run: f.run, Jobs: f.jobs,
+	opts = verify.Options{Platforms: platforms, Contract: f.contract, AllFiles: f.allFiles, Run: f.run, Jobs: f.jobs, Attestations: f.attest,
 		RunTimeout: f.runLimits.timeout, UnpackMaxBytes: int64(f.runLimits.maxSize)}
 	if f.nodes != "" {
 		file, err := os.Open(f.nodes)
@@ -184,4 +193,29 @@ func writeVerifyReport(out io.Writer, format, arg string, rep *verify.Report) er
 		return &verify.FailedError{Name: arg, Report: rep}
 	}
 	return nil
+}
+
+// referrersOf lists the referrers of a manifest of repo (the referrers API,
+// else the fallback tag, as go-containerregistry reads them).
+func referrersOf(repo name.Repository, o imageref.Options) func(ctx context.Context, d v1.Hash) ([]v1.Image, error) {
+	return func(ctx context.Context, d v1.Hash) ([]v1.Image, error) {
+		ropts := o.RemoteOptions(ctx)
+		idx, err := remote.Referrers(repo.Digest(d.String()), ropts...)
+		if err != nil {
+			return nil, imageref.Explain(err)
+		}
+		im, err := idx.IndexManifest()
+		if err != nil {
+			return nil, err
+		}
+		var out []v1.Image
+		for _, m := range im.Manifests {
+			img, err := remote.Image(repo.Digest(m.Digest.String()), ropts...)
+			if err != nil {
+				return nil, fmt.Errorf("referrer %s: %w", m.Digest, imageref.Explain(err))
+			}
+			out = append(out, img)
+		}
+		return out, nil
+	}
 }

@@ -159,8 +159,6 @@ func TestLayoutTakesNoReferrers(t *testing.T) {
 	assert.ErrorContains(t, err, "--attest index")
 }
 
-
-
 func mustDigest(t *testing.T, idx v1.ImageIndex) v1.Hash {
 	d, err := idx.Digest()
 	require.NoError(t, err)

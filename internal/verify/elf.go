@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"debug/buildinfo"
 	"debug/elf"
 	"fmt"
 	"os"
@@ -21,11 +22,15 @@ type elfFile struct {
 	// runnable: a program (ET_EXEC, or ET_DYN with an interpreter, or a Go
 	// binary) rather than a shared library that happens to have an x bit.
 	runnable bool
+	// modules are a Go binary's modules (goModules), read only when
+	// archCheck.modules asks.
+	modules []string
 }
 
 // archCheck checks ELF executables against the platform of their image.
 type archCheck struct {
 	platform v1.Platform
+	modules  bool // also read each Go binary's modules
 	f        findings
 	files    []elfFile
 }
@@ -52,6 +57,11 @@ func (a *archCheck) check(p string, src rootfs.Source, f *os.File) {
 		}
 		if info.CGOEnabled == "1" {
 			a.f.warnAt(p, fmt.Sprintf("%s: Go binary built with CGO_ENABLED=1", p))
+		}
+		if a.modules {
+			if bi, err := buildinfo.Read(f); err == nil {
+				file.modules = goModules(bi)
+			}
 		}
 	}
 	file.runnable = file.runnable || file.goBinary

@@ -19,7 +19,8 @@ import (
 // verifyImage runs the per-platform checks on one image. desc is the platform
 // the index lists it under, nil for a single image (no config comparison). n
 // numbers the platform for its rootfs directory under TempDir.
-func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, opts Options) ([]Check, error) {
+// With opts.Attestations, statements are what attests the image.
+func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, opts Options, statements []statementBlob) ([]Check, error) {
 	cfg, err := img.ConfigFile()
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -40,7 +41,7 @@ func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, op
 	if opts.Contract != ContractNone || opts.AllFiles || opts.Run {
 		t = rootfs.New()
 	}
-	arch := &archCheck{platform: p, f: findings{name: CheckArch}}
+	arch := &archCheck{platform: p, f: findings{name: CheckArch}, modules: opts.Attestations}
 	scanELF := own
 	if opts.AllFiles {
 		scanELF = make([]bool, len(layers))
@@ -80,6 +81,17 @@ func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, op
 			return nil, fmt.Errorf("run: %w", err)
 		}
 		checks = append(checks, rc...)
+	}
+	if opts.Attestations {
+		m, err := img.Manifest()
+		if err != nil {
+			return nil, fmt.Errorf("manifest: %w", err)
+		}
+		d, err := img.Digest()
+		if err != nil {
+			return nil, err
+		}
+		checks = append(checks, attestCheck(d, m.Annotations, statements, arch.files)...)
 	}
 	return checks, nil
 }

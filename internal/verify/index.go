@@ -58,6 +58,7 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Report, error
 	}
 	r.Problems = append(r.Problems, nodesWithoutImage(opts.Nodes, listed, "has no image in this index")...)
 
+	inIndex := inIndexAttestations(im)
 	r.Platforms = make([]PlatformReport, len(entries))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opts.Jobs)
@@ -65,7 +66,7 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Report, error
 		g.Go(func() error {
 			var checks []Check
 			ok := false
-			if opts.Checked != nil {
+			if opts.Checked != nil && !opts.Attestations {
 				checks, ok = opts.Checked(e.desc.Digest, e.platform)
 			}
 			if !ok {
@@ -73,7 +74,13 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Report, error
 				if err != nil {
 					return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
 				}
-				if checks, err = verifyImage(gctx, img, &e.platform, i, opts); err != nil {
+				var statements []statementBlob
+				if opts.Attestations {
+					if statements, err = attestationsFor(gctx, idx, inIndex, e.desc.Digest, opts); err != nil {
+						return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
+					}
+				}
+				if checks, err = verifyImage(gctx, img, &e.platform, i, opts, statements); err != nil {
 					return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
 				}
 			}
@@ -101,7 +108,8 @@ func Platform(ctx context.Context, img v1.Image, p v1.Platform, opts Options) ([
 	if err != nil {
 		return nil, err
 	}
-	return verifyImage(ctx, img, &p, 0, opts)
+	opts.Attestations = false // an image alone: Index and Image check its attestations
+	return verifyImage(ctx, img, &p, 0, opts, nil)
 }
 
 // Image verifies a single image, such as the per-platform tag a runner
@@ -144,7 +152,13 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Report, error) {
 		checks = append(checks, Check{Name: CheckCoverage, Reason: "image is " + platform.Format(p) + ", expected " + platform.Format(opts.Platforms[0])})
 	}
 	r.Problems = append(r.Problems, nodesWithoutImage(opts.Nodes, []v1.Platform{p}, "cannot run this "+platform.Format(p)+" image")...)
-	more, err := verifyImage(ctx, img, nil, 0, opts)
+	var statements []statementBlob
+	if opts.Attestations {
+		if statements, err = attestationsFor(ctx, nil, nil, d, opts); err != nil {
+			return nil, fmt.Errorf("image %s (%s): %w", d, platform.Format(p), err)
+		}
+	}
+	more, err := verifyImage(ctx, img, nil, 0, opts, statements)
 	if err != nil {
 		return nil, fmt.Errorf("image %s (%s): %w", d, platform.Format(p), err)
 	}

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -64,6 +65,17 @@ type Options struct {
 	// UnpackMaxFiles bounds the entries Run unpacks per platform; 0 means
 	// 500,000.
 	UnpackMaxFiles int
+	// Attestations checks each platform image's SBOM and provenance (see
+	// docs/attestations.md): both there, in the index (BuildKit's
+	// attestation manifests) or else among Referrers, both about the
+	// platform manifest, the SBOM's Go modules per binary equal to the
+	// binary's build info, the provenance's base images equal to the
+	// manifest's org.opencontainers.image.base.digest.
+	Attestations bool
+	// Referrers, if set, lists the manifests whose subject is digest
+	// (OCI 1.1 referrers, from the API or the fallback tag), for
+	// Attestations when the index holds none for an image.
+	Referrers func(ctx context.Context, digest v1.Hash) ([]v1.Image, error)
 	// Jobs bounds how many platforms are verified at once; 0 means 1.
 	Jobs int
 	// Checked, when set, returns the per-platform checks already run on the

@@ -13,11 +13,13 @@ const (
 	CheckArch     = "arch"
 	CheckContract = "contract"
 	CheckRun      = "run"
+	// CheckAttest is Options.Attestations: each image's SBOM and provenance.
+	CheckAttest = "attestations"
 	// CheckNodes is the check of Options.Nodes: a node without an image.
 	CheckNodes = "nodes"
 )
 
-var checkOrder = []string{CheckCoverage, CheckConfig, CheckArch, CheckContract, CheckRun}
+var checkOrder = []string{CheckCoverage, CheckConfig, CheckArch, CheckContract, CheckRun, CheckAttest}
 
 // Severities of a Finding.
 const (

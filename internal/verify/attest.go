@@ -1,0 +1,306 @@
+package verify
+
+import (
+	"context"
+	"debug/buildinfo"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// The in-toto predicate types and annotations verify --attestations reads
+// (docs/attestations.md; internal/attest writes them, and a stage reads
+// them without importing it).
+const (
+	predicateSPDX      = "https://spdx.dev/Document"
+	predicateSLSA      = "https://slsa.dev/provenance/v1"
+	mediaTypeInToto    = "application/vnd.in-toto+json"
+	annotationRefType  = "vnd.docker.reference.type"
+	annotationRefDig   = "vnd.docker.reference.digest"
+	annotationBaseDig  = "org.opencontainers.image.base.digest"
+	maxStatementBytes  = 64 << 20
+	attestationRefType = "attestation-manifest"
+)
+
+// statementBlob is one in-toto statement about a platform manifest.
+type statementBlob struct {
+	predicateType string
+	data          []byte
+	from          string // where it was found, for messages
+}
+
+// inIndexAttestations maps each platform manifest digest to the
+// attestation manifests the index lists for it.
+func inIndexAttestations(im *v1.IndexManifest) map[v1.Hash][]v1.Hash {
+	out := map[v1.Hash][]v1.Hash{}
+	for _, d := range im.Manifests {
+		if d.Annotations[annotationRefType] != attestationRefType {
+			continue
+		}
+		if sub, err := v1.NewHash(d.Annotations[annotationRefDig]); err == nil {
+			out[sub] = append(out[sub], d.Digest)
+		}
+	}
+	return out
+}
+
+// statementsOf reads the in-toto statement layers of the manifests imgs.
+func statementsOf(imgs []v1.Image, from string) ([]statementBlob, error) {
+	var out []statementBlob
+	for _, img := range imgs {
+		m, err := img.Manifest()
+		if err != nil {
+			return nil, err
+		}
+		d, _ := img.Digest()
+		for _, l := range m.Layers {
+			if string(l.MediaType) != mediaTypeInToto {
+				continue
+			}
+			if l.Size > maxStatementBytes {
+				return nil, fmt.Errorf("%s %s: statement %s is %d bytes", from, d, l.Digest, l.Size)
+			}
+			layer, err := img.LayerByDigest(l.Digest)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", from, d, err)
+			}
+			rc, err := layer.Compressed()
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", from, d, err)
+			}
+			data, err := io.ReadAll(io.LimitReader(rc, maxStatementBytes))
+			rc.Close()
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", from, d, err)
+			}
+			var st struct {
+				PredicateType string `json:"predicateType"`
+			}
+			_ = json.Unmarshal(data, &st)
+			out = append(out, statementBlob{predicateType: st.PredicateType, data: data, from: fmt.Sprintf("%s %s", from, d)})
+		}
+	}
+	return out, nil
+}
+
+// attestCheck checks one platform image's statements: an SBOM and a
+// provenance, both about this manifest; the SBOM's Go modules per binary
+// equal the binary's build info; the provenance's base digests equal the
+// manifest's base digest annotation.
+func attestCheck(digest v1.Hash, annotations map[string]string, statements []statementBlob, bins []elfFile) []Check {
+	f := findings{name: CheckAttest}
+	var sbom, prov *statementBlob
+	for i, s := range statements {
+		switch s.predicateType {
+		case predicateSPDX:
+			if sbom == nil {
+				sbom = &statements[i]
+			}
+		case predicateSLSA:
+			if prov == nil {
+				prov = &statements[i]
+			}
+		}
+	}
+	switch {
+	case sbom == nil && prov == nil:
+		f.fail("no attestations: neither the index nor the registry's referrers hold an SBOM or provenance for " + digest.String())
+		return f.done("")
+	case sbom == nil:
+		f.fail("no SBOM (in-toto " + predicateSPDX + ") for " + digest.String())
+	case prov == nil:
+		f.fail("no provenance (in-toto " + predicateSLSA + ") for " + digest.String())
+	}
+	for _, s := range []*statementBlob{sbom, prov} {
+		if s != nil {
+			if err := checkSubject(s.data, digest); err != nil {
+				f.fail(fmt.Sprintf("%s (%s): %v", s.predicateType, s.from, err))
+			}
+		}
+	}
+	if sbom != nil {
+		checkSBOMModules(&f, sbom.data, bins)
+	}
+	if prov != nil {
+		checkProvenanceBases(&f, prov.data, annotations[annotationBaseDig])
+	}
+	return f.done(fmt.Sprintf("SBOM and provenance about %s; Go modules and base digests agree with the image", digest))
+}
+
+// checkSubject fails unless the statement's subject is the manifest.
+func checkSubject(data []byte, digest v1.Hash) error {
+	var st struct {
+		Type    string `json:"_type"`
+		Subject []struct {
+			Digest map[string]string `json:"digest"`
+		} `json:"subject"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return fmt.Errorf("not an in-toto statement: %w", err)
+	}
+	for _, s := range st.Subject {
+		if s.Digest[digest.Algorithm] == digest.Hex {
+			return nil
+		}
+	}
+	var got []string
+	for _, s := range st.Subject {
+		for alg, hex := range s.Digest {
+			got = append(got, alg+":"+hex)
+		}
+	}
+	return fmt.Errorf("its subject is [%s], not this manifest %s", strings.Join(got, " "), digest)
+}
+
+// spdxDoc is what the check reads of an SPDX 2.3 statement.
+type spdxDoc struct {
+	Predicate struct {
+		Packages []struct {
+			SPDXID, Name    string
+			VersionInfo     string `json:"versionInfo"`
+			PackageFileName string `json:"packageFileName"`
+			Purpose         string `json:"primaryPackagePurpose"`
+		} `json:"packages"`
+		Relationships []struct {
+			From string `json:"spdxElementId"`
+			Type string `json:"relationshipType"`
+			To   string `json:"relatedSpdxElement"`
+		} `json:"relationships"`
+	} `json:"predicate"`
+}
+
+// checkSBOMModules compares, for each Go binary of the image's own
+// layers, the modules the SBOM says it DEPENDS_ON with its build info.
+func checkSBOMModules(f *findings, data []byte, bins []elfFile) {
+	var doc spdxDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		f.fail("SBOM: not an SPDX document: " + err.Error())
+		return
+	}
+	byID := map[string]string{} // SPDXID -> name@version
+	app := map[string]string{}  // packageFileName -> SPDXID
+	for _, p := range doc.Predicate.Packages {
+		byID[p.SPDXID] = p.Name + "@" + p.VersionInfo
+		if p.Purpose == "APPLICATION" && p.PackageFileName != "" {
+			app[p.PackageFileName] = p.SPDXID
+		}
+	}
+	for _, b := range bins {
+		if !b.goBinary || b.modules == nil {
+			continue
+		}
+		id, ok := app[b.path]
+		if !ok {
+			f.failAt(b.path, b.path+": Go binary missing from the SBOM")
+			continue
+		}
+		var listed []string
+		for _, r := range doc.Predicate.Relationships {
+			if r.From == id && r.Type == "DEPENDS_ON" && !strings.HasPrefix(byID[r.To], "stdlib@") {
+				listed = append(listed, byID[r.To])
+			}
+		}
+		slices.Sort(listed)
+		listed = slices.Compact(listed)
+		if missing, extra := diff(b.modules, listed); len(missing)+len(extra) > 0 {
+			f.failAt(b.path, fmt.Sprintf("%s: the SBOM's Go modules differ from the binary's build info: not in the SBOM [%s], not in the binary [%s]",
+				b.path, strings.Join(missing, " "), strings.Join(extra, " ")))
+		}
+	}
+}
+
+// diff returns what want has and got lacks, and the reverse (both sorted).
+func diff(want, got []string) (missing, extra []string) {
+	for _, w := range want {
+		if _, ok := slices.BinarySearch(got, w); !ok {
+			missing = append(missing, w)
+		}
+	}
+	for _, g := range got {
+		if _, ok := slices.BinarySearch(want, g); !ok {
+			extra = append(extra, g)
+		}
+	}
+	return missing, extra
+}
+
+// goModules is the build info's modules as name@version, sorted: a module
+// replaced by another module version is that version, one replaced by a
+// directory keeps its path with no version (as the SBOM lists them).
+func goModules(bi *buildinfo.BuildInfo) []string {
+	out := []string{}
+	for _, m := range bi.Deps {
+		switch r := m.Replace; {
+		case r == nil:
+			out = append(out, m.Path+"@"+m.Version)
+		case r.Version == "" || r.Version == "(devel)":
+			out = append(out, m.Path+"@")
+		default:
+			out = append(out, r.Path+"@"+r.Version)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// checkProvenanceBases fails unless the provenance's base images
+// (resolvedDependencies with a pkg:oci URI) are exactly the manifest's
+// base digest annotation.
+func checkProvenanceBases(f *findings, data []byte, baseDigest string) {
+	var st struct {
+		Predicate struct {
+			BuildDefinition struct {
+				ResolvedDependencies []struct {
+					URI    string            `json:"uri"`
+					Digest map[string]string `json:"digest"`
+				} `json:"resolvedDependencies"`
+			} `json:"buildDefinition"`
+		} `json:"predicate"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		f.fail("provenance: not a SLSA v1 statement: " + err.Error())
+		return
+	}
+	var bases []string
+	for _, d := range st.Predicate.BuildDefinition.ResolvedDependencies {
+		if strings.HasPrefix(d.URI, "pkg:oci/") {
+			bases = append(bases, "sha256:"+d.Digest["sha256"])
+		}
+	}
+	var want []string
+	if baseDigest != "" {
+		want = []string{baseDigest}
+	}
+	if !slices.Equal(bases, want) {
+		f.fail(fmt.Sprintf("the provenance's base images [%s] are not the manifest's %s [%s]",
+			strings.Join(bases, " "), annotationBaseDig, strings.Join(want, " ")))
+	}
+}
+
+// attestationsFor gathers the statements about the manifest digest: from
+// the attestation manifests idx lists for it, else from opts.Referrers.
+func attestationsFor(ctx context.Context, idx v1.ImageIndex, inIndex map[v1.Hash][]v1.Hash, digest v1.Hash, opts Options) ([]statementBlob, error) {
+	var imgs []v1.Image
+	for _, d := range inIndex[digest] {
+		img, err := idx.Image(d)
+		if err != nil {
+			return nil, fmt.Errorf("attestation manifest %s: %w", d, err)
+		}
+		imgs = append(imgs, img)
+	}
+	if len(imgs) > 0 {
+		return statementsOf(imgs, "attestation manifest")
+	}
+	if opts.Referrers == nil {
+		return nil, nil
+	}
+	refs, err := opts.Referrers(ctx, digest)
+	if err != nil {
+		return nil, fmt.Errorf("referrers of %s: %w", digest, err)
+	}
+	return statementsOf(refs, "referrer")
+}

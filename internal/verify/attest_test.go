@@ -1,0 +1,157 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"debug/buildinfo"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// statementJSON is an in-toto statement about subject.
+func statementJSON(t testing.TB, subject v1.Hash, predicateType string, predicate any) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{
+		"_type":         "https://in-toto.io/Statement/v1",
+		"subject":       []any{map[string]any{"name": "x", "digest": map[string]string{subject.Algorithm: subject.Hex}}},
+		"predicateType": predicateType,
+		"predicate":     predicate,
+	})
+	require.NoError(t, err)
+	return b
+}
+
+// sbomFor is an SPDX document listing the binary at path, depending on
+// modules (name@version) and stdlib.
+func sbomFor(path string, modules ...string) any {
+	pkgs := []any{
+		map[string]any{"SPDXID": "SPDXRef-Image", "name": "img"},
+		map[string]any{"SPDXID": "SPDXRef-Bin", "name": "example.com/hello", "packageFileName": path, "primaryPackagePurpose": "APPLICATION"},
+		map[string]any{"SPDXID": "SPDXRef-Std", "name": "stdlib", "versionInfo": "go1.26.8", "primaryPackagePurpose": "LIBRARY"},
+	}
+	rels := []any{
+		map[string]any{"spdxElementId": "SPDXRef-Image", "relationshipType": "CONTAINS", "relatedSpdxElement": "SPDXRef-Bin"},
+		map[string]any{"spdxElementId": "SPDXRef-Bin", "relationshipType": "DEPENDS_ON", "relatedSpdxElement": "SPDXRef-Std"},
+	}
+	for i, m := range modules {
+		name, ver, _ := strings.Cut(m, "@")
+		id := fmt.Sprintf("SPDXRef-Mod-%d", i)
+		pkgs = append(pkgs, map[string]any{"SPDXID": id, "name": name, "versionInfo": ver, "primaryPackagePurpose": "LIBRARY"})
+		rels = append(rels, map[string]any{"spdxElementId": "SPDXRef-Bin", "relationshipType": "DEPENDS_ON", "relatedSpdxElement": id})
+	}
+	return map[string]any{"spdxVersion": "SPDX-2.3", "packages": pkgs, "relationships": rels}
+}
+
+// provenanceWith names bases as the build's base images.
+func provenanceWith(bases ...string) any {
+	deps := []any{map[string]any{"uri": "pkg:golang/stdlib@1.26.8", "name": "go1.26.8"}}
+	for _, b := range bases {
+		deps = append(deps, map[string]any{"uri": "pkg:oci/busybox@" + b, "digest": map[string]string{"sha256": strings.TrimPrefix(b, "sha256:")}})
+	}
+	return map[string]any{"buildDefinition": map[string]any{"buildType": "x", "resolvedDependencies": deps}}
+}
+
+// attestationManifest is a BuildKit-style attestation manifest about img
+// holding statements, and its index entry.
+func attestationManifest(t testing.TB, img v1.Image, statements ...[]byte) mutate.IndexAddendum {
+	t.Helper()
+	d, err := img.Digest()
+	require.NoError(t, err)
+	size, err := img.Size()
+	require.NoError(t, err)
+	a := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	for _, s := range statements {
+		a, err = mutate.AppendLayers(a, static.NewLayer(s, mediaTypeInToto))
+		require.NoError(t, err)
+	}
+	a = mutate.Subject(a, v1.Descriptor{MediaType: types.OCIManifestSchema1, Digest: d, Size: size}).(v1.Image)
+	return mutate.IndexAddendum{Add: a, Descriptor: v1.Descriptor{
+		Platform:    &v1.Platform{OS: "unknown", Architecture: "unknown"},
+		Annotations: map[string]string{annotationRefType: attestationRefType, annotationRefDig: d.String()},
+	}}
+}
+
+func TestAttestations(t *testing.T) {
+	bi, err := buildinfo.Read(bytes.NewReader(bins["arm64"]))
+	require.NoError(t, err)
+	modules := goModules(bi)
+	const bin = "/usr/bin/gitlab-runner-helper"
+	base := "sha256:" + strings.Repeat("b", 64)
+	image := func(t testing.TB) v1.Image {
+		img := goodHelper(t, arm64, "arm64")
+		return mutate.Annotations(img, map[string]string{annotationBaseDig: base}).(v1.Image)
+	}
+	index := func(t testing.TB, statements func(d v1.Hash) [][]byte) v1.ImageIndex {
+		img := image(t)
+		d, err := img.Digest()
+		require.NoError(t, err)
+		idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
+			mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &arm64}})
+		if statements != nil {
+			idx = mutate.AppendManifests(idx, attestationManifest(t, img, statements(d)...))
+		}
+		return roundTrip(t, idx)
+	}
+	good := func(d v1.Hash) [][]byte {
+		return [][]byte{statementJSON(t, d, predicateSPDX, sbomFor(bin, modules...)), statementJSON(t, d, predicateSLSA, provenanceWith(base))}
+	}
+	other := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("c", 64)}
+	for _, tc := range []struct {
+		name       string
+		statements func(d v1.Hash) [][]byte
+		want       []string
+	}{
+		{name: "in the index, agreeing with the image", statements: good},
+		{name: "none", want: []string{"linux/arm64 attestations: no attestations: neither the index nor the registry's referrers hold an SBOM or provenance for "}},
+		{name: "no provenance", statements: func(d v1.Hash) [][]byte { return good(d)[:1] },
+			want: []string{"linux/arm64 attestations: no provenance (in-toto https://slsa.dev/provenance/v1) for "}},
+		{name: "about another manifest", statements: func(d v1.Hash) [][]byte {
+			return [][]byte{statementJSON(t, other, predicateSPDX, sbomFor(bin, modules...)), good(d)[1]}
+		}, want: []string{"linux/arm64 attestations: https://spdx.dev/Document (attestation manifest sha256:"}},
+		{name: "a module the binary lacks", statements: func(d v1.Hash) [][]byte {
+			return [][]byte{statementJSON(t, d, predicateSPDX, sbomFor(bin, append([]string{"golang.org/x/sys@v0.1.0"}, modules...)...)), good(d)[1]}
+		}, want: []string{"linux/arm64 attestations: " + bin + ": the SBOM's Go modules differ from the binary's build info: not in the SBOM [], not in the binary [golang.org/x/sys@v0.1.0]"}},
+		{name: "the binary missing", statements: func(d v1.Hash) [][]byte {
+			return [][]byte{statementJSON(t, d, predicateSPDX, sbomFor("/usr/bin/other")), good(d)[1]}
+		}, want: []string{"linux/arm64 attestations: " + bin + ": Go binary missing from the SBOM"}},
+		{name: "another base", statements: func(d v1.Hash) [][]byte {
+			return [][]byte{good(d)[0], statementJSON(t, d, predicateSLSA, provenanceWith(other.String()))}
+		}, want: []string{"linux/arm64 attestations: the provenance's base images [" + other.String() + "] are not the manifest's org.opencontainers.image.base.digest [" + base + "]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Index(context.Background(), index(t, tc.statements), Options{Platforms: []v1.Platform{arm64}, Attestations: true})
+			require.NoError(t, err)
+			got := failures(r)
+			require.Len(t, got, len(tc.want), "%q", got)
+			for i, w := range tc.want {
+				assert.True(t, strings.HasPrefix(got[i], w), "%q\nwant prefix %q", got[i], w)
+			}
+			assert.Len(t, r.Platforms, 1, "the attestation entry is no platform")
+		})
+	}
+
+	// Without an attestation in the index, the referrers are asked.
+	img := image(t)
+	d, err := img.Digest()
+	require.NoError(t, err)
+	att := attestationManifest(t, img, good(d)...).Add.(v1.Image)
+	asked := 0
+	r, err := Index(context.Background(), index(t, nil), Options{Attestations: true, Referrers: func(_ context.Context, got v1.Hash) ([]v1.Image, error) {
+		asked++
+		assert.Equal(t, d, got)
+		return []v1.Image{att}, nil
+	}})
+	require.NoError(t, err)
+	assert.Empty(t, failures(r))
+	assert.Equal(t, 1, asked)
+}
