@@ -5,6 +5,7 @@
 #   1. the real components the suite drives: the CNCF distribution registry
 #      (docker-registry), skopeo, containerd + ctr, runc, umoci, qemu-user-static
 #      (with its binfmt_misc descriptions), htpasswd (apache2-utils), openssl and git;
+#      regctl (go install, pinned) to read attestations back;
 #   2. busybox-static .debs for amd64, arm64, armhf, ppc64el and s390x in a cache directory
 #      (the suite builds its multi-arch base image from them). Foreign architectures are
 #      added to dpkg only for the download and removed again; nothing is installed from them.
@@ -73,6 +74,15 @@ if [ -n "$missing_pkgs" ]; then
 	# shellcheck disable=SC2086 # word splitting of the extra packages is intended
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		docker-registry skopeo containerd runc umoci qemu-user-static apache2-utils $extra_pkgs
+fi
+
+# regctl reads attestations back (referrers, fallback tags) in the suite; from the Go
+# module proxy, pinned, into /usr/local/bin (on every PATH the suite sees).
+regctl_version=v0.11.7
+if ! command -v regctl >/dev/null 2>&1; then
+	as_root "install regctl $regctl_version into /usr/local/bin"
+	log "installing regctl $regctl_version"
+	GOBIN=/usr/local/bin CGO_ENABLED=0 go install "github.com/regclient/regclient/cmd/regctl@$regctl_version"
 fi
 
 # --- gitlab-ci-local (opt-in) ----------------------------------------------------------------

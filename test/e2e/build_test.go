@@ -31,7 +31,7 @@ func TestBuildToOCILayout(t *testing.T) {
 		layoutDigest, _, err = v1.SHA256(bytes.NewReader([]byte(raw)))
 		require.NoError(t, err)
 		got := []string{}
-		for _, m := range parseIndex(t, []byte(raw)).Manifests {
+		for _, m := range runnable(t, parseIndex(t, []byte(raw))).Manifests {
 			got = append(got, platformOf(m))
 		}
 		assert.Equal(t, strings.Split(platformList(targets), ","), got)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -64,6 +65,31 @@ func parseIndex(t *testing.T, raw []byte) v1.IndexManifest {
 	for i, m := range generic.Manifests {
 		require.NotContains(t, m, "artifactType", "index entry %d has an artifactType:\n%s", i, raw)
 	}
+	return index
+}
+
+// runnable is index without its attestation entries (BuildKit's: platform unknown/unknown,
+// vnd.docker.reference.* annotations), which no runtime pulls. It checks they come after
+// every platform image, one per platform image, in the same order.
+func runnable(t *testing.T, index v1.IndexManifest) v1.IndexManifest {
+	t.Helper()
+	var images, attestations []v1.Descriptor
+	for _, m := range index.Manifests {
+		if m.Annotations["vnd.docker.reference.type"] == "attestation-manifest" {
+			require.Equal(t, "unknown/unknown", platformOf(m))
+			attestations = append(attestations, m)
+			continue
+		}
+		require.Empty(t, attestations, "platform image %s after an attestation entry", m.Digest)
+		images = append(images, m)
+	}
+	if len(attestations) > 0 {
+		require.Len(t, attestations, len(images), "one attestation manifest per platform image")
+		for i, a := range attestations {
+			assert.Equal(t, images[i].Digest.String(), a.Annotations["vnd.docker.reference.digest"])
+		}
+	}
+	index.Manifests = images
 	return index
 }
 

@@ -74,10 +74,19 @@ type metadataImage struct {
 }
 
 type metadataPlatform struct {
-	Platform string   `json:"platform"` // "linux/arm/v7"
-	Digest   string   `json:"digest"`   // of the platform's manifest
-	Size     int64    `json:"size"`
-	Tags     []string `json:"tags"`
+	Platform     string               `json:"platform"` // "linux/arm/v7"
+	Digest       string               `json:"digest"`   // of the platform's manifest
+	Size         int64                `json:"size"`
+	Tags         []string             `json:"tags"`
+	Attestations *metadataAttestation `json:"attestations"`
+}
+
+// metadataAttestation names a platform's attestations by digest.
+type metadataAttestation struct {
+	SBOM       string   `json:"sbom"`       // the SBOM statement
+	Provenance string   `json:"provenance"` // the provenance statement
+	Manifest   string   `json:"manifest"`   // --attest index: the attestation manifest
+	Referrers  []string `json:"referrers"`  // --attest referrers
 }
 
 // readMetadata decodes a --metadata-file and checks it is well-formed.

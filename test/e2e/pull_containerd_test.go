@@ -17,7 +17,7 @@ func TestContainerdPullsOnlyItsPlatform(t *testing.T) {
 	s := suiteFor(t)
 	img := s.plainHelper(t)
 	raw, _ := inspectRaw(t, s.plain, img.ref())
-	index := parseIndex(t, raw)
+	index := runnable(t, parseIndex(t, raw))
 	require.Len(t, index.Manifests, len(targets))
 
 	for i, tg := range targets {

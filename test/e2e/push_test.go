@@ -27,7 +27,7 @@ func TestConfigFreePush(t *testing.T) {
 	s.step(t, "the tag is an OCI index of exactly the five platforms", func(t *testing.T) {
 		raw, digest := inspectRaw(t, s.plain, img.ref())
 		require.Equal(t, img.Digest, digest, "--metadata-file digest vs. registry")
-		index := parseIndex(t, raw) // also: no artifactType
+		index := runnable(t, parseIndex(t, raw)) // also: no artifactType; attestations after the images
 		assert.Equal(t, types.OCIImageIndex, index.MediaType)
 		got := make([]string, len(index.Manifests))
 		for i, m := range index.Manifests {

@@ -37,14 +37,14 @@ func TestRecipePush(t *testing.T) {
 			for _, tag := range c.tags {
 				raw, digest := inspectRaw(t, s.plain, s.plain.ref(c.repo+":"+tag))
 				assert.Equal(t, meta.Digest, digest.String(), "%s:%s", c.repo, tag)
-				assert.Len(t, parseIndex(t, raw).Manifests, len(targets), "%s:%s", c.repo, tag)
+				assert.Len(t, runnable(t, parseIndex(t, raw)).Manifests, len(targets), "%s:%s", c.repo, tag)
 			}
 		}
 	})
 
 	s.step(t, "platform tags resolve to the index entries", func(t *testing.T) {
 		raw, _ := inspectRaw(t, s.plain, s.plain.ref(helperRepo+":"+exampleVersion))
-		index := parseIndex(t, raw)
+		index := runnable(t, parseIndex(t, raw))
 		require.Len(t, index.Manifests, len(targets))
 		meta := rel.Meta.image(t, "gitlab-runner-helper")
 		require.Len(t, meta.Platforms, len(targets))

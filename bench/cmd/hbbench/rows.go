@@ -19,6 +19,7 @@ var (
 	hbBuildOf   of = func(m *modeSteps) *step { return m.hbBuild }
 	hbPushOf    of = func(m *modeSteps) *step { return m.hbPush }
 	hbNoopOf    of = func(m *modeSteps) *step { return m.hbNoop }
+	hbPlainOf   of = func(m *modeSteps) *step { return m.hbPlain }
 	koOf        of = func(m *modeSteps) *step { return m.ko }
 )
 
@@ -56,6 +57,7 @@ func (b *bench) releaseRows(w *workload, idle, busy *modeSteps) {
 		r.ratios(idle, busy, hbPushOf, floorFullOf, "floor")
 		r.judge(idle, busy, hbPushOf, floorFullOf, idlePushFloor, busyPushFloor, "floor")
 		b.noopRow(title, idle, busy)
+		b.attestRow(title, idle, busy)
 	}
 	if idle.ko == nil {
 		b.add(row{Workload: title, Step: "ko build --bare", Note: "not measured: " + b.koErr.Error()})
@@ -114,4 +116,36 @@ func (b *bench) noopRow(title string, idle, busy *modeSteps) {
 		r.BusyCompare, ok = judge(busy)
 		r.OK += "; busy " + ok
 	}
+}
+
+// attestRow is what the attestations cost a push: the default push (an
+// SBOM and a provenance per platform, in the index) against --attest
+// none, paired per round, in time and in bytes sent (blobs and manifests).
+func (b *bench) attestRow(title string, idle, busy *modeSteps) {
+	cost := func(m *modeSteps) string {
+		with, without := m.hbPush.samples, m.hbPlain.samples
+		var up, upPlain, mf, mfPlain []int64
+		for _, s := range with {
+			up, mf = append(up, s.Up.BlobBytes), append(mf, s.Up.ManifestBytes)
+		}
+		for _, s := range without {
+			upPlain, mfPlain = append(upPlain, s.Up.BlobBytes), append(mfPlain, s.Up.ManifestBytes)
+		}
+		d := pairedDiff(with, without)
+		return fmt.Sprintf("%+.2f s (%+.1f %%), %s blobs, %s manifests", d.Seconds(),
+			100*(pairedRatio(with, without)-1), signedBytes(medianInt(up)-medianInt(upPlain)), signedBytes(medianInt(mf)-medianInt(mfPlain)))
+	}
+	r := b.add(row{Workload: title, Step: "helperbuild push --attest none (attestations off)", Samples: idle.get(hbPlainOf), Busy: busy.get(hbPlainOf),
+		RSS: true, Bytes: true})
+	r.Compare = "attestations cost " + cost(idle)
+	if busy != nil {
+		r.BusyCompare = "attestations cost " + cost(busy)
+	}
+}
+
+func signedBytes(n int64) string {
+	if n < 0 {
+		return "-" + fmtBytes(-n)
+	}
+	return "+" + fmtBytes(n)
 }

@@ -103,11 +103,14 @@ type modeSteps struct {
 	loops                       int
 	floorFull, floorNoop        *step
 	hbBuild, hbPush, hbNoop, ko *step
+	// hbPlain is helperbuild push --attest none: what the attestations
+	// (on by default, in the index) cost is hbPush minus it.
+	hbPlain *step
 }
 
 func (m *modeSteps) list() []*step {
 	var out []*step
-	for _, s := range []*step{m.floorFull, m.floorNoop, m.hbBuild, m.hbPush, m.hbNoop, m.ko} {
+	for _, s := range []*step{m.floorFull, m.floorNoop, m.hbBuild, m.hbPush, m.hbNoop, m.hbPlain, m.ko} {
 		if s != nil {
 			out = append(out, s)
 		}
@@ -203,6 +206,12 @@ func (b *bench) modeSteps(ctx context.Context, w *workload, floorDir, koDir stri
 		})
 		m.hbNoop = def("helperbuild push, nothing changed", func(warm bool) (sample, error) {
 			return b.timed(ctx, proc{Dir: w.Dir, Env: b.hbEnv(), Args: pushArgs}, warm)
+		})
+		// Another repository, so it uploads its layers like hbPush does.
+		plainTag := b.host + "/hb/" + w.Key + "-plain:bench"
+		m.hbPlain = def("helperbuild push --attest none", func(warm bool) (sample, error) {
+			return b.timed(ctx, proc{Dir: w.Dir, Env: b.hbEnv(),
+				Args: b.hbArgs("push", w, cfg.platforms, x(b.runID()), "--tag", plainTag, "--insecure-registry", b.host, "--attest", "none")}, warm)
 		})
 	}
 
