@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -135,11 +136,15 @@ func describe(img v1.Image) (v1.Descriptor, error) {
 // busyboxImage builds the single-platform OCI image for tg: one layer, and a config with
 // the platform, PATH and CMD ["sh"].
 func busyboxImage(ctx context.Context, debDir string, tg target) (v1.Image, error) {
-	busybox, err := busyboxFromDeb(ctx, debDir, tg.DebArch)
+	busybox, version, err := busyboxFromDeb(ctx, debDir, tg.DebArch)
 	if err != nil {
 		return nil, err
 	}
-	layerTar, err := busyboxLayerTar(busybox)
+	// A dpkg status file and an os-release, as a Debian base has them: the SBOM lists
+	// the base's packages from them.
+	status := "Package: busybox-static\nStatus: install ok installed\nPriority: optional\nSection: shells\n" +
+		"Architecture: " + tg.DebArch + "\nSource: busybox\nVersion: " + version + "\n"
+	layerTar, err := busyboxLayerTar(busybox, status)
 	if err != nil {
 		return nil, err
 	}
@@ -172,12 +177,17 @@ func busyboxImage(ctx context.Context, debDir string, tg target) (v1.Image, erro
 	})
 }
 
-// busyboxFromDeb returns /bin/busybox from the cached busybox-static .deb of debArch.
-func busyboxFromDeb(ctx context.Context, debDir, debArch string) ([]byte, error) {
+// busyboxFromDeb returns /bin/busybox from the cached busybox-static .deb of debArch, and
+// the package's version.
+func busyboxFromDeb(ctx context.Context, debDir, debArch string) ([]byte, string, error) {
 	debs, _ := filepath.Glob(filepath.Join(debDir, "busybox-static_*_"+debArch+".deb"))
 	if len(debs) != 1 {
-		return nil, fmt.Errorf("want one busybox-static .deb for %s in %s, found %d: run scripts/install-test-deps.sh",
+		return nil, "", fmt.Errorf("want one busybox-static .deb for %s in %s, found %d: run scripts/install-test-deps.sh",
 			debArch, debDir, len(debs))
+	}
+	version, err := exec.CommandContext(ctx, "dpkg-deb", "--field", debs[0], "Version").Output()
+	if err != nil {
+		return nil, "", fmt.Errorf("dpkg-deb --field %s Version: %w", debs[0], err)
 	}
 	// dpkg-deb unpacks the data member (xz) for us; the tar it prints is read here.
 	cmd := exec.CommandContext(ctx, "dpkg-deb", "--fsys-tarfile", debs[0])
@@ -185,26 +195,28 @@ func busyboxFromDeb(ctx context.Context, debDir, debArch string) ([]byte, error)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("dpkg-deb --fsys-tarfile %s: %w: %s", debs[0], err, stderr.String())
+		return nil, "", fmt.Errorf("dpkg-deb --fsys-tarfile %s: %w: %s", debs[0], err, stderr.String())
 	}
 	tr := tar.NewReader(bytes.NewReader(out))
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s has no ./bin/busybox", debs[0])
+			return nil, "", fmt.Errorf("%s has no ./bin/busybox", debs[0])
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", debs[0], err)
+			return nil, "", fmt.Errorf("read %s: %w", debs[0], err)
 		}
 		if hdr.Name == "./bin/busybox" && hdr.Typeflag == tar.TypeReg {
-			return io.ReadAll(tr)
+			data, err := io.ReadAll(tr)
+			return data, strings.TrimSpace(string(version)), err
 		}
 	}
 }
 
 // busyboxLayerTar returns the uncompressed layer: /bin/busybox, its applet links, /usr/bin
-// (where helperbuild puts binaries) and /tmp. Entries are sorted, parents first.
-func busyboxLayerTar(busybox []byte) ([]byte, error) {
+// (where helperbuild puts binaries), /tmp, /etc/os-release and dpkg's status file holding
+// status. Entries are sorted, parents first.
+func busyboxLayerTar(busybox []byte, status string) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	header := func(name string, typ byte, mode int64) *tar.Header {
@@ -214,23 +226,34 @@ func busyboxLayerTar(busybox []byte) ([]byte, error) {
 	file := header("bin/busybox", tar.TypeReg, 0o755)
 	file.Size = int64(len(busybox))
 	entries = append(entries, file)
+	contents := map[*tar.Header][]byte{file: busybox}
+	text := func(name, body string) {
+		h := header(name, tar.TypeReg, 0o644)
+		h.Size = int64(len(body))
+		contents[h] = []byte(body)
+		entries = append(entries, h)
+	}
 	for _, applet := range busyboxApplets {
 		link := header("bin/"+applet, tar.TypeSymlink, 0o777)
 		link.Linkname = "busybox"
 		entries = append(entries, link)
 	}
+	entries = append(entries, header("etc/", tar.TypeDir, 0o755))
+	text("etc/os-release", "ID=debian\nVERSION_ID=\"12\"\n")
 	entries = append(entries, header("tmp/", tar.TypeDir, 0o1777), header("usr/", tar.TypeDir, 0o755),
 		header("usr/bin/", tar.TypeDir, 0o755))
 	envLink := header("usr/bin/env", tar.TypeSymlink, 0o777) // scripts use #!/usr/bin/env
 	envLink.Linkname = "/bin/busybox"
-	entries = append(entries, envLink)
+	entries = append(entries, envLink, header("var/", tar.TypeDir, 0o755), header("var/lib/", tar.TypeDir, 0o755),
+		header("var/lib/dpkg/", tar.TypeDir, 0o755))
+	text("var/lib/dpkg/status", status)
 
 	for _, hdr := range entries {
 		if err := tw.WriteHeader(hdr); err != nil {
 			return nil, err
 		}
 		if hdr.Typeflag == tar.TypeReg {
-			if _, err := tw.Write(busybox); err != nil {
+			if _, err := tw.Write(contents[hdr]); err != nil {
 				return nil, err
 			}
 		}
