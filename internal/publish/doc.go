@@ -14,7 +14,12 @@
 // mounted from their source repository when it is on the same registry),
 // then every manifest is checked by digest, and only then are tags written:
 // index tags, then per-platform tags, "latest" last. A failure before the
-// tag phase leaves every existing tag as it was.
+// tag phase leaves every existing tag as it was. Manifests with a subject
+// (attestations) are PUT raw by digest after the images they are about;
+// an image's referrers on a registry without the referrers API are listed
+// by the fallback tag sha256-<hex>, planned before the tag phase (a
+// registry that resolves that tag to the subject is refused there) and
+// written first in it.
 //
 // A layout (and the layout inside an archive) is written with ordinary
 // modes, directories 0755 and files 0644 before the umask; its index.json

@@ -10,6 +10,10 @@
 // platforms still compile (in job slots no compile needs, on one
 // goroutine; no thread ever runs at a lowered priority, which would stall
 // the whole process under load); the index-level checks run at the end.
+// With Options.Attest, each checked platform image gets an SPDX SBOM and
+// SLSA provenance (internal/attest), its base's OS packages read in the
+// pass that flattens the base: in the index after the platform images, or
+// as referrers (Platform.Attestation) for the destination to publish.
 // Options.OnImage gets each platform's image only after its checks passed;
 // Options.OnLayer gets the new layers of the platforms assembled once
 // nothing compiles while they are written, as streams that end only if the

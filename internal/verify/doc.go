@@ -30,6 +30,15 @@
 //     more than 1 MiB fails the check. Where no sandbox can be made, Index
 //     and Image return an error (sandbox.ErrUnavailable) and run nothing.
 //
+//   - attestations: with Options.Attestations, each platform image has an
+//     SBOM (in-toto, SPDX) and a provenance (SLSA v1) whose subject is its
+//     manifest, in the index (BuildKit's attestation manifests) or else
+//     among Options.Referrers; the SBOM's Go modules per binary of the own
+//     layers equal the binary's build info, and the provenance's base
+//     images equal the manifest's org.opencontainers.image.base.digest.
+//     The statements are decoded here (docs/attestations.md), not with
+//     internal/attest: stages do not import each other.
+//
 // Options.Nodes (ParseNodes) adds a problem for every node whose platform
 // has no image in the index. Platform runs the per-platform checks alone,
 // so a builder can check each image as soon as it exists; Index then takes
