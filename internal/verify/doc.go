@@ -29,7 +29,6 @@
 //     the platform. A program that fails, is killed, times out or prints
 //     more than 1 MiB fails the check. Where no sandbox can be made, Index
 //     and Image return an error (sandbox.ErrUnavailable) and run nothing.
-//
 //   - attestations: with Options.Attestations, each platform image has an
 //     SBOM (in-toto, SPDX) and a provenance (SLSA v1) whose subject is its
 //     manifest, in the index (BuildKit's attestation manifests) or else
