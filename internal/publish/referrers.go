@@ -18,9 +18,10 @@ import (
 )
 
 // pushImage pushes img by digest as ref. A manifest naming a subject goes
-// past go-containerregistry's writers: its blobs are uploaded, then its
-// raw manifest is PUT by digest, and no tag changes (see rawClients).
-func (p *publisher) pushImage(ctx context.Context, ref name.Digest, img v1.Image) error {
+// past go-containerregistry's writers: its blobs are uploaded, then, once
+// after is closed (nil: at once), its raw manifest is PUT by digest, and
+// no tag changes (see rawClients).
+func (p *publisher) pushImage(ctx context.Context, ref name.Digest, img v1.Image, after <-chan struct{}) error {
 	raw, err := img.RawManifest()
 	if err != nil {
 		return err
@@ -36,9 +37,18 @@ func (p *publisher) pushImage(ctx context.Context, ref name.Digest, img v1.Image
 	if err != nil {
 		return err
 	}
+	g, gctx := errgroup.WithContext(ctx)
 	for _, l := range append(layers, cfg) {
-		if err := p.pusher.Upload(ctx, ref.Context(), l); err != nil {
-			return err
+		g.Go(func() error { return p.pusher.Upload(gctx, ref.Context(), l) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if after != nil {
+		select {
+		case <-after:
+		case <-ctx.Done():
+			return context.Cause(ctx)
 		}
 	}
 	mt, err := img.MediaType()
@@ -56,7 +66,7 @@ func (p *publisher) pushReferrers(ctx context.Context, repo name.Repository, ref
 	for _, r := range refs {
 		g.Go(func() error {
 			ref := repo.Digest(r.Entry.Digest.String())
-			if err := p.pushImage(gctx, ref, r.Manifest); err != nil {
+			if err := p.pushImage(gctx, ref, r.Manifest, nil); err != nil {
 				return fmt.Errorf("push %s: %w", ref, imageref.Explain(err))
 			}
 			p.log.Info("pushed", "image", repo.String(), "referrer", r.Entry.ArtifactType, "subject", r.Subject.String(), "digest", r.Entry.Digest.String())

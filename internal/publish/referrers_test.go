@@ -75,6 +75,13 @@ func TestIndexAttestationsMoveNoFallbackTag(t *testing.T) {
 	im, err := idx.IndexManifest()
 	require.NoError(t, err)
 	for _, d := range im.Manifests {
+		if sub := d.Annotations["vnd.docker.reference.digest"]; sub != "" {
+			assert.Greater(t, slices.Index(rc.puts, d.Digest.String()), slices.Index(rc.puts, sub),
+				"an attestation manifest goes up after the image it is about: %v", rc.puts)
+			assert.GreaterOrEqual(t, slices.Index(rc.puts, sub), 0)
+		}
+	}
+	for _, d := range im.Manifests {
 		_, err := remote.Head(repo.Digest(d.Digest.String()))
 		assert.NoError(t, err, "every entry is in place by digest")
 	}

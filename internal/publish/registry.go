@@ -260,45 +260,35 @@ func (e *TagError) Unwrap() error { return e.Err }
 // maxChecks bounds the manifest checks in flight before tagging.
 const maxChecks = 8
 
-// pushPlatforms pushes every image of idx by digest, jobs at a time; the
-// manifests that name a subject (attestation manifests) after the
-// others, past go-containerregistry's writers (see rawClients).
+// pushPlatforms pushes every image of idx by digest, jobs at a time. The
+// manifests that name a subject (attestation manifests) go past
+// go-containerregistry's writers (see pushImage): their blobs go up beside
+// the platform images, their manifest only once the image it is about is
+// in place.
 func (p *publisher) pushPlatforms(ctx context.Context, repo name.Repository, idx v1.ImageIndex) error {
 	im, err := idx.IndexManifest()
 	if err != nil {
 		return err
 	}
+	jobs := p.jobs
+	if jobs <= 0 {
+		jobs = 4
+	}
+	pushed := map[v1.Hash]chan struct{}{} // closed once that platform image is in place
 	var plain, about []v1.Descriptor
 	for _, d := range im.Manifests {
 		if isAttestationEntry(d) {
 			about = append(about, d)
 		} else {
 			plain = append(plain, d)
+			pushed[d.Digest] = make(chan struct{})
 		}
 	}
-	for _, ds := range [][]v1.Descriptor{plain, about} {
-		if err := p.pushChildren(ctx, repo, idx, ds); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// isAttestationEntry is BuildKit's mark of an attestation manifest.
-func isAttestationEntry(d v1.Descriptor) bool {
-	return d.Annotations["vnd.docker.reference.type"] == "attestation-manifest"
-}
-
-// pushChildren pushes the images ds of idx, jobs at a time.
-func (p *publisher) pushChildren(ctx context.Context, repo name.Repository, idx v1.ImageIndex, ds []v1.Descriptor) error {
-	jobs := p.jobs
-	if jobs <= 0 {
-		jobs = 4
-	}
-	log := p.log
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(jobs)
-	for _, d := range ds {
+	// Every platform image is started before any attestation takes a slot,
+	// so an attestation waiting for its image never holds up that image.
+	for _, d := range append(plain, about...) {
 		g.Go(func() error {
 			img, err := idx.Image(d.Digest)
 			if err != nil {
@@ -306,18 +296,30 @@ func (p *publisher) pushChildren(ctx context.Context, repo name.Repository, idx 
 			}
 			ref := repo.Digest(d.Digest.String())
 			start := time.Now()
-			if err := p.pushImage(gctx, ref, img); err != nil {
+			var after <-chan struct{}
+			if sub, err := v1.NewHash(d.Annotations["vnd.docker.reference.digest"]); err == nil && isAttestationEntry(d) {
+				after = pushed[sub]
+			}
+			if err := p.pushImage(gctx, ref, img, after); err != nil {
 				return fmt.Errorf("push %s: %w", ref, imageref.Explain(err))
 			}
-			var p string
-			if d.Platform != nil {
-				p = platform.Format(*d.Platform)
+			if c, ok := pushed[d.Digest]; ok {
+				close(c)
 			}
-			log.Info("pushed", "image", repo.String(), "platform", p, "digest", d.Digest.String(), "duration", time.Since(start).Round(time.Millisecond))
+			var pf string
+			if d.Platform != nil {
+				pf = platform.Format(*d.Platform)
+			}
+			p.log.Info("pushed", "image", repo.String(), "platform", pf, "digest", d.Digest.String(), "duration", time.Since(start).Round(time.Millisecond))
 			return nil
 		})
 	}
 	return g.Wait()
+}
+
+// isAttestationEntry is BuildKit's mark of an attestation manifest.
+func isAttestationEntry(d v1.Descriptor) bool {
+	return d.Annotations["vnd.docker.reference.type"] == "attestation-manifest"
 }
 
 // manifestDigests are the digests of idx's entries, after idx's own when
