@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/sync/errgroup"
 
@@ -29,19 +28,7 @@ func (p *publisher) pushImage(ctx context.Context, ref name.Digest, img v1.Image
 	if !hasSubject(raw) {
 		return p.pusher.Push(ctx, ref, img)
 	}
-	layers, err := img.Layers()
-	if err != nil {
-		return err
-	}
-	cfg, err := partial.ConfigLayer(img)
-	if err != nil {
-		return err
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	for _, l := range append(layers, cfg) {
-		g.Go(func() error { return p.pusher.Upload(gctx, ref.Context(), l) })
-	}
-	if err := g.Wait(); err != nil {
+	if err := uploadBlobs(ctx, p.pusher, ref.Context(), img); err != nil {
 		return err
 	}
 	if after != nil {

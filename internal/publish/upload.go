@@ -40,6 +40,17 @@ func NewUploader(opts RegistryOptions) (*Uploader, error) {
 // Image uploads img's layers and config blob to repo; blobs the registry
 // has are skipped and base layers are mounted where possible.
 func (u *Uploader) Image(ctx context.Context, r name.Repository, img v1.Image) error {
+	start := time.Now()
+	if err := uploadBlobs(ctx, u.pusher, r, img); err != nil {
+		return err
+	}
+	d, _ := img.Digest()
+	u.log.Info("blobs uploaded", "repository", r.String(), "image", d.String(), "duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// uploadBlobs uploads img's layers and config blob to r with pusher.
+func uploadBlobs(ctx context.Context, pusher *remote.Pusher, r name.Repository, img v1.Image) error {
 	layers, err := img.Layers()
 	if err != nil {
 		return err
@@ -48,7 +59,6 @@ func (u *Uploader) Image(ctx context.Context, r name.Repository, img v1.Image) e
 	if err != nil {
 		return err
 	}
-	start := time.Now()
 	// Each blob costs a round trip or more even when the registry has it
 	// (HEAD, mount): they go out together, as go-containerregistry's own
 	// image push does.
@@ -56,19 +66,14 @@ func (u *Uploader) Image(ctx context.Context, r name.Repository, img v1.Image) e
 	g.SetLimit(maxBlobUploads)
 	for _, l := range append(layers, cfg) {
 		g.Go(func() error {
-			if err := u.pusher.Upload(gctx, r, l); err != nil {
+			if err := pusher.Upload(gctx, r, l); err != nil {
 				d, _ := l.Digest()
 				return fmt.Errorf("upload %s@%s: %w", r, d, imageref.Explain(err))
 			}
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	d, _ := img.Digest()
-	u.log.Info("blobs uploaded", "repository", r.String(), "image", d.String(), "duration", time.Since(start).Round(time.Millisecond))
-	return nil
+	return g.Wait()
 }
 
 // Layer uploads l to repo. l may still be being written (see layer.Stream):
