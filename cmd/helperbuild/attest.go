@@ -125,8 +125,8 @@ func writeAttestDir(dir string, res *release.Result) error {
 	for _, img := range res.Images {
 		for _, p := range img.Platforms {
 			at := p.Attestation
-			if at == nil {
-				continue
+			if at == nil || at.SPDX == nil {
+				continue // none, or a merge's (digests only)
 			}
 			pd := filepath.Join(dir, img.Name, strings.ReplaceAll(platform.Format(p.Platform), "/", "-"))
 			if err := os.MkdirAll(pd, 0o755); err != nil {

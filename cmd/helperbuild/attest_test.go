@@ -80,14 +80,20 @@ func TestAttestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
+		push bool
 	}{
-		{[]string{"--attest", "sbom"}, `--attest "sbom": want index, referrers or none`},
-		{[]string{"--provenance", "full"}, `--provenance "full": want min or max`},
-		{[]string{"--attest", "referrers"}, "--attest referrers: an OCI layout or archive holds no referrers; use --attest index"},
-		{[]string{"--attest", "none", "--attest-dir", t.TempDir()}, "with --attest none: there is nothing to write"},
-		{[]string{"--revision", "cafe"}, `revision "cafe": the provenance names the source by its full commit id`},
+		{[]string{"--attest", "sbom"}, `--attest "sbom": want index, referrers or none`, false},
+		{[]string{"--provenance", "full"}, `--provenance "full": want min or max`, false},
+		{[]string{"--attest", "referrers"}, "--attest referrers: an OCI layout or archive holds no referrers; use --attest index", false},
+		{[]string{"--attest", "none", "--attest-dir", t.TempDir()}, "with --attest none: there is nothing to write", false},
+		{[]string{"--revision", "cafe"}, `revision "cafe": the provenance names the source by its full commit id`, false},
+		{[]string{"--attest", "referrers", "--by-digest", "--part-file", filepath.Join(t.TempDir(), "p.json")}, "--attest referrers with --by-digest: a job writes no tag", true},
 	} {
-		args := append([]string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--output", out}, tc.args...)
+		verb := []string{"build", "--output", out}
+		if tc.push {
+			verb = []string{"push", "--tag", "localhost:1/x:v1"}
+		}
+		args := append(append(verb, "--platforms", "linux/amd64", "--base", "scratch"), tc.args...)
 		code, _, stderr := run(t, baseEnv(), append(args, "./cmd/hello")...)
 		assert.Equal(t, 2, code, "%v: %s", tc.args, stderr)
 		assert.Contains(t, stderr, tc.want)

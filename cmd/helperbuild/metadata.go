@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/release"
@@ -50,8 +52,8 @@ type metadataPlatform struct {
 // statements, and the manifests that carry them (the attestation
 // manifest in the index, or the referrers).
 type metadataAttestation struct {
-	SBOM       string   `json:"sbom"`
-	Provenance string   `json:"provenance"`
+	SBOM       string   `json:"sbom,omitempty"`
+	Provenance string   `json:"provenance,omitempty"`
 	Manifest   string   `json:"manifest,omitempty"`
 	Referrers  []string `json:"referrers,omitempty"`
 }
@@ -60,14 +62,16 @@ func attestationMetadata(at *release.Attestation) *metadataAttestation {
 	if at == nil {
 		return nil
 	}
-	m := &metadataAttestation{SBOM: at.SBOM.Digest().String(), Provenance: at.Provenance.Digest().String()}
-	if at.Manifest != nil {
-		d, _ := at.Manifest.Digest()
-		m.Manifest = d.String()
+	d := at.Digests
+	str := func(h v1.Hash) string {
+		if h == (v1.Hash{}) {
+			return ""
+		}
+		return h.String()
 	}
-	for _, r := range at.Referrers {
-		d, _ := r.Digest()
-		m.Referrers = append(m.Referrers, d.String())
+	m := &metadataAttestation{SBOM: str(d.SBOM), Provenance: str(d.Provenance), Manifest: str(d.Manifest)}
+	for _, r := range d.Referrers {
+		m.Referrers = append(m.Referrers, r.String())
 	}
 	return m
 }

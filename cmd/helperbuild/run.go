@@ -93,6 +93,11 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 	if err != nil {
 		return nil, err
 	}
+	if f.byDigest && at.Mode == release.AttestReferrers {
+		// A job writes no tag, and the fallback tags are written with the
+		// release's; merge carries the index's entries.
+		return nil, usagef("--attest referrers with --by-digest: a job writes no tag, so no referrers fallback tag either; use --attest index (merge carries the attestation entries into the index)")
+	}
 	cache, err := prepareCacheDir(env, f)
 	if err != nil {
 		return nil, err

@@ -63,8 +63,12 @@ type Attest struct {
 
 func (a Attest) on() bool { return a.Mode == AttestIndex || a.Mode == AttestReferrers }
 
-// Attestation is what a release says about one platform image.
+// Attestation is what a release says about one platform image. A merge
+// (which reads the attestation manifests the jobs pushed) fills Digests
+// alone.
 type Attestation struct {
+	// Digests name the statements and the manifests that carry them.
+	Digests AttestationDigests
 	// SBOM and Provenance are the in-toto statements; SPDX the SBOM's
 	// document alone.
 	SBOM, Provenance attest.Statement
@@ -75,6 +79,51 @@ type Attestation struct {
 	// (AttestReferrers): the SBOM statement, the provenance statement, the
 	// plain SPDX document.
 	Referrers []*attest.Artifact
+}
+
+// AttestationDigests name a platform's attestations: the SBOM and
+// provenance statements (the layers that hold them), and the attestation
+// manifest in the index or the referrers.
+type AttestationDigests struct {
+	SBOM, Provenance v1.Hash
+	Manifest         v1.Hash   // AttestIndex
+	Referrers        []v1.Hash // AttestReferrers
+}
+
+// digestsOf names at's statements and manifests.
+func digestsOf(at *Attestation) (AttestationDigests, error) {
+	d := AttestationDigests{SBOM: at.SBOM.Digest(), Provenance: at.Provenance.Digest()}
+	if at.Manifest != nil {
+		h, err := at.Manifest.Digest()
+		if err != nil {
+			return d, err
+		}
+		d.Manifest = h
+	}
+	for _, r := range at.Referrers {
+		h, err := r.Digest()
+		if err != nil {
+			return d, err
+		}
+		d.Referrers = append(d.Referrers, h)
+	}
+	return d, nil
+}
+
+// mergedAttestation names the statements of an attestation manifest a
+// job pushed (BuildKit's layout: one layer per statement, annotated with
+// its predicate type).
+func mergedAttestation(digest v1.Hash, m *v1.Manifest) *Attestation {
+	at := &Attestation{Digests: AttestationDigests{Manifest: digest}}
+	for _, l := range m.Layers {
+		switch l.Annotations[attest.AnnotationPredicateType] {
+		case attest.PredicateSPDX:
+			at.Digests.SBOM = l.Digest
+		case attest.PredicateSLSA:
+			at.Digests.Provenance = l.Digest
+		}
+	}
+	return at
 }
 
 // attestor writes each platform image's attestations; nil when the
@@ -222,6 +271,10 @@ func (a *attestor) attestUnit(img v1.Image, p v1.Platform, f unitFacts) (*Attest
 	case AttestReferrers:
 		out.Referrers, err = referrers(desc, out)
 	}
+	if err != nil {
+		return nil, err
+	}
+	out.Digests, err = digestsOf(out)
 	return out, err
 }
 

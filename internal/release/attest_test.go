@@ -96,6 +96,9 @@ func TestBuildAttestsInTheIndex(t *testing.T) {
 		m, err := child.Manifest()
 		require.NoError(t, err)
 		require.NotNil(t, m.Subject)
+		assert.Equal(t, p.Attestation.Digests, mergedAttestation(att.Digest, m).Digests,
+			"a merge names the same statements, from the manifest alone")
+		assert.Equal(t, p.Attestation.SBOM.Digest(), p.Attestation.Digests.SBOM)
 		assert.Equal(t, p.Digest, m.Subject.Digest)
 		require.Len(t, m.Layers, 2)
 

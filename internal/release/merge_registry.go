@@ -123,9 +123,17 @@ func readEntry(image string, e *mergeEntry, opts []remote.Option) (v1.Image, err
 func (mi *mergeImage) index(byDigest map[v1.Hash]v1.Image) (*Image, error) {
 	descs := make([]v1.Descriptor, len(mi.entries))
 	out := &Image{Name: mi.name, BaseName: mi.annotations[specsv1.AnnotationBaseImageName]}
+	about := map[string]*Attestation{} // platform image digest -> its attestation manifest's
 	for i, e := range mi.entries {
 		descs[i] = e.desc
 		if e.extra {
+			if ref := e.desc.Annotations[referenceDigest]; ref != "" {
+				m, err := byDigest[e.desc.Digest].Manifest()
+				if err != nil {
+					return nil, err
+				}
+				about[ref] = mergedAttestation(e.desc.Digest, m)
+			}
 			continue
 		}
 		// The manifest was read by Run: no request.
@@ -135,6 +143,9 @@ func (mi *mergeImage) index(byDigest map[v1.Hash]v1.Image) (*Image, error) {
 		}
 		out.Platforms = append(out.Platforms, Platform{Platform: mi.platforms[i], Digest: e.desc.Digest, Size: e.desc.Size,
 			CompressedSize: manifest.CompressedSize(m), Tags: e.tags})
+	}
+	for k := range out.Platforms {
+		out.Platforms[k].Attestation = about[out.Platforms[k].Digest.String()]
 	}
 	for _, pl := range mi.placements {
 		for _, t := range pl.Tags {

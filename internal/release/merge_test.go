@@ -156,6 +156,8 @@ func TestMergeOrdersOtherEntries(t *testing.T) {
 		want := f.parts[k].Images[0].Manifests
 		assert.Equal(t, want[0].Digest, im.Manifests[k].Digest, "platform image %d", k)
 		assert.Equal(t, want[1].Digest, im.Manifests[3+k].Digest, "its attestation after the platforms, in platform order")
+		require.NotNil(t, res.Images[0].Platforms[k].Attestation, "the result names the platform's attestation manifest")
+		assert.Equal(t, want[1].Digest, res.Images[0].Platforms[k].Attestation.Digests.Manifest)
 	}
 	assert.Len(t, res.Images[0].Platforms, 3, "attestations are not platforms")
 }
