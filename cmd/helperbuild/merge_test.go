@@ -59,7 +59,7 @@ func TestMergeFanOut(t *testing.T) {
 	dir := helloModule(t)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(fanOutDockerfile), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "helperbuild.yaml"), []byte(fanOutRecipe), 0o644))
-	env := baseEnv("CI_COMMIT_TAG=v2.0.0", "CI_COMMIT_SHA=0123abc")
+	env := baseEnv("CI_COMMIT_TAG=v2.0.0", "CI_COMMIT_SHA=0123abc0000000000000000000000000000000ab")
 
 	dotenvs := t.TempDir()
 	code, single, stderr := run(t, env, "push", "--repo", host+"/single", "--dotenv", filepath.Join(dotenvs, "single.env"))
@@ -181,7 +181,7 @@ func testMergeRefusals(t *testing.T, host, dir string, repos []string) {
 		{name: "a platform not in --platforms", args: []string{"--platforms", "linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le"},
 			want: `image hello: linux/s390x from P104.json (job 104 "build: [linux/s390x]") is not one of its release platforms (--platforms: linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le)`},
 		{name: "another revision", edit: func(ps []*part.File) []*part.File { ps[2].Revision = "fedcba9"; return ps },
-			want: `parts were built from different revisions: 0123abc in P100.json (job 100 "build: [linux/amd64]"), P101.json (job 101 "build: [linux/arm64]"), P103.json (job 103 "build: [linux/ppc64le]"), P104.json (job 104 "build: [linux/s390x]"); fedcba9 in P102.json (job 102 "build: [linux/arm/v7]")`},
+			want: `parts were built from different revisions: 0123abc0000000000000000000000000000000ab in P100.json (job 100 "build: [linux/amd64]"), P101.json (job 101 "build: [linux/arm64]"), P103.json (job 103 "build: [linux/ppc64le]"), P104.json (job 104 "build: [linux/s390x]"); fedcba9 in P102.json (job 102 "build: [linux/arm/v7]")`},
 		{name: "another version", edit: func(ps []*part.File) []*part.File { ps[0].Version = "v2.0.1"; return ps },
 			want: `parts were built from different versions: v2.0.1 in P100.json`},
 		{name: "another epoch", edit: func(ps []*part.File) []*part.File { ps[3].Created = ps[3].Created.Add(time.Second); return ps },

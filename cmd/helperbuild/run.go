@@ -115,6 +115,18 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 		if err := dest.setPart(env, cfg, meta, platforms); err != nil {
 			return nil, err
 		}
+		if cfg != nil && at.Mode != release.AttestNone {
+			// The provenance names the whole release, as the single push
+			// would: merge then writes that push's index.
+			whole, err := cfg.Plan(vars, recipe.Selection{Images: f.images, Tags: f.tags})
+			if err != nil {
+				return nil, usageError{err}
+			}
+			for _, im := range whole.Images {
+				at.Images = append(at.Images, im.Name)
+			}
+			at.Platforms = recipe.Values(whole.Platforms)
+		}
 	}
 	return &buildRun{
 		env: env, plan: plan, dest: dest, meta: meta,

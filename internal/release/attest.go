@@ -56,6 +56,11 @@ type Attest struct {
 	CI attest.CI
 	// HelperbuildVersion names the tool in both documents.
 	HelperbuildVersion string
+	// Images and Platforms are the whole release's, for the provenance,
+	// when this build is only a share of it (push --by-digest); nil: the
+	// plan's.
+	Images    []string
+	Platforms []v1.Platform
 	// Now is the clock for ProvenanceMax's start and finish times; nil
 	// means time.Now. Nothing else reads it.
 	Now func() time.Time
@@ -177,11 +182,16 @@ func newAttestor(ctx context.Context, opts Options, plan *recipe.Plan, env []str
 			a.goflags = v // the last one counts, as for go itself
 		}
 	}
-	for _, im := range plan.Images {
-		a.plan.images = append(a.plan.images, im.Name)
+	a.plan.images, a.plan.platforms = opts.Attest.Images, opts.Attest.Platforms
+	if a.plan.images == nil {
+		for _, im := range plan.Images {
+			a.plan.images = append(a.plan.images, im.Name)
+		}
 	}
-	for _, p := range plan.Platforms {
-		a.plan.platforms = append(a.plan.platforms, p.Platform)
+	if a.plan.platforms == nil {
+		for _, p := range plan.Platforms {
+			a.plan.platforms = append(a.plan.platforms, p.Platform)
+		}
 	}
 	a.plan.flags, a.plan.ldflags, a.plan.version = plan.Flags, plan.Ldflags, opts.Meta.Version
 	return a, nil
