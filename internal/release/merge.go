@@ -104,7 +104,7 @@ func PlanMerge(parts []*part.File, opts MergeOptions) (*Merge, error) {
 		for _, n := range names {
 			pis := placed[n]
 			mi := byName[n]
-			w := placementKey(pis)
+			w := placementKey(pis, opts.Repo != "")
 			own := strings.Join(pis[0].Platforms, ",")
 			if mi == nil {
 				if mi, err = newMergeImage(n, pis, list, opts); err != nil {
@@ -131,11 +131,17 @@ func PlanMerge(parts []*part.File, opts MergeOptions) (*Merge, error) {
 }
 
 // placementKey is the repositories of an image in a part and the tags it
-// gets in each, comparable between parts.
-func placementKey(pis []part.Image) string {
+// gets in each, comparable between parts; tagsOnly leaves the
+// repositories out (merge --repo: the parts' repositories are only where
+// their manifests are read from).
+func placementKey(pis []part.Image, tagsOnly bool) string {
 	var s []string
 	for _, pi := range pis {
-		s = append(s, pi.Repository+":"+strings.Join(pi.Tags, ","))
+		if tagsOnly {
+			s = append(s, strings.Join(pi.Tags, ","))
+		} else {
+			s = append(s, pi.Repository+":"+strings.Join(pi.Tags, ","))
+		}
 	}
 	return strings.Join(s, " ")
 }

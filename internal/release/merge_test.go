@@ -262,3 +262,19 @@ func TestMergeConfigFree(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--config helperbuild.yaml: the parts were built config-free")
 }
+
+// TestMergeRepositories: parts that pushed one image to different
+// repositories are refused, unless --repo says where it goes.
+func TestMergeRepositories(t *testing.T) {
+	f := newFanOut(t, "linux/amd64,linux/arm64", false, "helper")
+	f.parts[1].Images[0].Repository = f.host + "/staging/helper"
+	_, err := PlanMerge(f.parts, f.options())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "image helper: parts disagree on its repositories and tags: "+f.host+"/jobs/helper:v1.2.3,latest in parts/x86_64.json")
+
+	opts := f.options()
+	opts.Repo = f.host + "/final"
+	m, err := PlanMerge(f.parts, opts)
+	require.NoError(t, err)
+	assert.Equal(t, f.host+"/final/helper", m.Naming()["helper"][0].Repository.String())
+}
