@@ -29,10 +29,14 @@ func checkByDigest(f *buildFlags, push bool) error {
 // writes: what merge checks the parts agree on, and the platform list of
 // the whole release (the recipe's, whatever --platforms this job built;
 // config-free, this push's, or the base's when the build resolves them).
-func (d *destination) setPart(env Env, cfg *recipe.Config, meta manifest.Meta, platforms []v1.Platform) error {
+func (d *destination) setPart(env Env, cfg *recipe.Config, plan *recipe.Plan, meta manifest.Meta, platforms []v1.Platform) error {
 	d.part = part.File{Version: meta.Version, Revision: meta.Revision, Created: meta.Created.UTC()}
 	if id, name, url := env.Get("CI_JOB_ID"), env.Get("CI_JOB_NAME"), env.Get("CI_JOB_URL"); id != "" || name != "" || url != "" {
 		d.part.Job = &part.Job{ID: id, Name: name, URL: url}
+	}
+	d.contracts = map[string]string{}
+	for _, img := range plan.Images {
+		d.contracts[img.Name] = img.Contract
 	}
 	if cfg == nil {
 		d.part.Platforms = formatAll(platforms) // nil: the base's, once read

@@ -34,6 +34,7 @@ type destination struct {
 	// once the release's metadata is known.
 	part           part.File
 	imagePlatforms map[string][]string
+	contracts      map[string]string
 }
 
 func parseDestination(f *buildFlags, env Env, pkg string, push bool) (*destination, error) {
@@ -194,7 +195,7 @@ func (d *destination) openByDigest(path string) func(context.Context, *recipe.Pl
 		if err != nil {
 			return nil, err
 		}
-		return &publish.ByDigest{Registry: reg.(*publish.Registry), PartFile: path, Part: d.part, ImagePlatforms: d.imagePlatforms}, nil
+		return &publish.ByDigest{Registry: reg.(*publish.Registry), PartFile: path, Part: d.part, ImagePlatforms: d.imagePlatforms, Contracts: d.contracts}, nil
 	}
 }
 

@@ -62,7 +62,8 @@ func TestMergeFanOut(t *testing.T) {
 	env := baseEnv("CI_COMMIT_TAG=v2.0.0", "CI_COMMIT_SHA=0123abc0000000000000000000000000000000ab")
 
 	dotenvs := t.TempDir()
-	code, single, stderr := run(t, env, "push", "--repo", host+"/single", "--dotenv", filepath.Join(dotenvs, "single.env"))
+	singleMeta := filepath.Join(dotenvs, "single.json")
+	code, single, stderr := run(t, env, "push", "--repo", host+"/single", "--dotenv", filepath.Join(dotenvs, "single.env"), "--metadata-file", singleMeta)
 	require.Equal(t, 0, code, stderr)
 
 	parts := t.TempDir()
@@ -115,6 +116,9 @@ func TestMergeFanOut(t *testing.T) {
 	var m metadata
 	data, err := os.ReadFile(meta)
 	require.NoError(t, err)
+	singleData, err := os.ReadFile(singleMeta)
+	require.NoError(t, err)
+	assert.Equal(t, strings.ReplaceAll(string(singleData), "/single/", "/fan/"), string(data), "merge's --metadata-file is the single push's")
 	require.NoError(t, json.Unmarshal(data, &m))
 	require.Len(t, m.Images, 2)
 	assert.Equal(t, host+"/fan/hello", m.Images[0].Reference)

@@ -112,7 +112,7 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 		}
 	}
 	if f.byDigest {
-		if err := dest.setPart(env, cfg, meta, platforms); err != nil {
+		if err := dest.setPart(env, cfg, plan, meta, platforms); err != nil {
 			return nil, err
 		}
 		if cfg != nil && at.Mode != release.AttestNone {

@@ -59,6 +59,9 @@ type Image struct {
 	// Platforms, when set, are the only release platforms this image is
 	// built for (the recipe's images[].platforms).
 	Platforms []string `json:"platforms,omitempty"`
+	// Contract is the GitLab image contract the recipe names for the
+	// image (helper, runner), if any.
+	Contract string `json:"contract,omitempty"`
 	// Annotations are the annotations of the index.
 	Annotations map[string]string `json:"annotations,omitempty"`
 	// Tags point at the index.

@@ -25,6 +25,9 @@ type ByDigest struct {
 	// ImagePlatforms are the platforms of the images that build only some
 	// of the release's (the recipe's images[].platforms), by image name.
 	ImagePlatforms map[string][]string
+	// Contracts are the GitLab image contracts the recipe names, by image
+	// name.
+	Contracts map[string]string
 }
 
 // Publish pushes every platform manifest of images by digest (blobs the
@@ -57,7 +60,7 @@ func (d *ByDigest) Publish(ctx context.Context, images []Image) error {
 		if err != nil {
 			return err
 		}
-		pi.Platforms = d.ImagePlatforms[img.Name]
+		pi.Platforms, pi.Contract = d.ImagePlatforms[img.Name], d.Contracts[img.Name]
 		f.Images = append(f.Images, pi)
 	}
 	data, err := part.Marshal(&f)

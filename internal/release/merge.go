@@ -48,6 +48,7 @@ type Merge struct {
 // mergeImage is one image of the release, as its parts give it.
 type mergeImage struct {
 	name        string
+	contract    string        // the GitLab image contract its recipe names
 	platforms   []v1.Platform // the image's release platforms, in index order
 	entries     []*mergeEntry // platform images, in platform order, then the rest
 	annotations map[string]string
@@ -150,7 +151,7 @@ func placementKey(pis []part.Image, tagsOnly bool) string {
 // (pis: one per repository): its platforms given the release's list, and
 // where it goes.
 func newMergeImage(n string, pis []part.Image, list []v1.Platform, opts MergeOptions) (*mergeImage, error) {
-	mi := &mergeImage{name: n}
+	mi := &mergeImage{name: n, contract: pis[0].Contract}
 	own, err := parsePlatforms(pis[0].Platforms)
 	if err != nil {
 		return nil, err

@@ -122,7 +122,7 @@ func readEntry(image string, e *mergeEntry, opts []remote.Option) (v1.Image, err
 // it.
 func (mi *mergeImage) index(byDigest map[v1.Hash]v1.Image) (*Image, error) {
 	descs := make([]v1.Descriptor, len(mi.entries))
-	out := &Image{Name: mi.name, BaseName: mi.annotations[specsv1.AnnotationBaseImageName]}
+	out := &Image{Name: mi.name, Contract: mi.contract, BaseName: mi.annotations[specsv1.AnnotationBaseImageName]}
 	about := map[string]*Attestation{} // platform image digest -> its attestation manifest's
 	for i, e := range mi.entries {
 		descs[i] = e.desc
