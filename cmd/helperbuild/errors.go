@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
 )
 
@@ -24,7 +24,7 @@ func errorLine(ctx context.Context, env Env, err error) string {
 			msg += "; " + credentialSource(env, re.Host)
 		}
 	}
-	return oneLine(withoutQueries(msg))
+	return oneLine(progress.Redact(msg))
 }
 
 // interrupted says what an interrupted run left behind: which tags were
@@ -48,11 +48,6 @@ type nothingTagged struct{ err error }
 
 func (n nothingTagged) Error() string { return n.err.Error() }
 func (n nothingTagged) Unwrap() error { return n.err }
-
-// urlQuery is the query of a URL in a message.
-var urlQuery = regexp.MustCompile(`(https?://[^\s"?]+)\?[^\s"]*`)
-
-func withoutQueries(s string) string { return urlQuery.ReplaceAllString(s, "$1") }
 
 // oneLine joins the lines of s with " | ", dropping blank ones.
 func oneLine(s string) string {

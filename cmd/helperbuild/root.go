@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
 
@@ -125,10 +126,10 @@ func redactAttr(groups []string, a slog.Attr) slog.Attr {
 	}
 	switch v := a.Value.Resolve(); {
 	case v.Kind() == slog.KindString:
-		a.Value = slog.StringValue(withoutQueries(v.String()))
+		a.Value = slog.StringValue(progress.Redact(v.String()))
 	case v.Kind() == slog.KindAny:
 		if err, ok := v.Any().(error); ok {
-			a.Value = slog.StringValue(withoutQueries(err.Error()))
+			a.Value = slog.StringValue(progress.Redact(err.Error()))
 		}
 	}
 	return a

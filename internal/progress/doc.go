@@ -10,8 +10,9 @@
 // Promise: no renderer reads a clock, the environment or the terminal
 // itself; the caller injects the clock and the width, and drives the TTY's
 // redraw ticker, so tests decide every instant. Digests are shortened to
-// 12 hex digits and no file path is printed except in a logged detail
-// (verbose). Retries, warnings and errors are printed by every renderer,
+// 12 hex digits, no file path is printed except in a logged detail
+// (verbose), and no URL keeps its query (Redact: upload locations carry
+// the session's state there) in any message, field or error shown. Retries, warnings and errors are printed by every renderer,
 // Quiet only when the run failed.
 //
 // Uploaded bytes are counted as they go out (WithCounter and

@@ -100,7 +100,7 @@ type Renderer interface {
 }
 
 // Reporter is the Sink a run uses: it stamps each event with its clock and
-// renders it.
+// renders it, without the query of any URL in its text (Redact).
 // It also times what the sender did not: a phase's end gets the time since
 // its start, a platform's KindCompiled the time since its first unit
 // entered Compiling.
@@ -143,7 +143,7 @@ func (p *Reporter) Event(e Event) {
 			e.Duration = e.Time.Sub(t)
 		}
 	}
-	p.r.Render(e)
+	p.r.Render(redact(e))
 }
 
 // Tick lets the renderer redraw what changes with time.

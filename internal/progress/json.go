@@ -26,7 +26,7 @@ func (j *JSON) Close(now time.Time, err error) {
 		Error string    `json:"error,omitempty"`
 	}{Time: now, Kind: "end"}
 	if err != nil {
-		end.Error = err.Error()
+		end.Error = Redact(err.Error())
 	}
 	_ = j.enc.Encode(end)
 }
