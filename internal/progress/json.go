@@ -43,9 +43,7 @@ type Quiet struct {
 func NewQuiet(w io.Writer) *Quiet { return &Quiet{w: w} }
 
 func (q *Quiet) Render(e Event) {
-	switch {
-	case e.Kind == KindRetry, e.Kind == KindLog && (e.Level == "WARN" || e.Level == "ERROR"),
-		e.Kind == KindStage && e.Stage == Failed:
+	if alert(e) || e.Kind == KindStage && e.Stage == Failed {
 		q.kept = append(q.kept, e)
 	}
 }

@@ -14,9 +14,11 @@ import (
 // logged detail it is sent. With GitLab set, each phase is a collapsed
 // section of the job log.
 //
-// Nothing is printed until the first phase has ended (the resolve phase
-// checks the inputs against registries): a run that fails there prints
-// only its retries and warnings, and the command its one error line.
+// Retries and warnings are printed the moment they come. Everything else
+// waits until the first phase has ended (the resolve phase checks the
+// inputs against registries): a run refused on its inputs prints only the
+// retries and warnings it met, if any, and the command its one error line;
+// a slow, flaky registry shows its retries while resolve still waits.
 type Plain struct {
 	w      io.Writer
 	gitlab bool
@@ -35,6 +37,10 @@ var sectionName = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
 
 func (p *Plain) Render(e Event) {
 	if !p.shown {
+		if alert(e) {
+			p.render(e)
+			return
+		}
 		if e.Kind != KindPhaseEnd {
 			p.held = append(p.held, e)
 			return
@@ -82,12 +88,18 @@ func (p *Plain) render(e Event) {
 
 func (p *Plain) Tick(time.Time) {}
 
+// alert says whether e is a retry, a warning or an error: what every
+// renderer shows, and at once.
+func alert(e Event) bool {
+	return e.Kind == KindRetry || e.Kind == KindLog && (e.Level == "WARN" || e.Level == "ERROR")
+}
+
 // Close ends an open section, so the error line that follows is outside
 // any section. A run that failed before its first phase ended shows only
-// its retries and warnings.
+// its retries and warnings (already printed) and logged details.
 func (p *Plain) Close(now time.Time, _ error) {
 	for _, e := range p.held {
-		if e.Kind == KindLog || e.Kind == KindRetry {
+		if e.Kind == KindLog {
 			p.render(e)
 		}
 	}

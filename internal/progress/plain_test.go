@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -138,6 +139,46 @@ func TestPlainFailedInputs(t *testing.T) {
 	rep.Event(Event{Kind: KindRetry, Level: "WARN", Message: "retrying request"})
 	rep.Close(errors.New("base has no linux/arm64"))
 	assert.Equal(t, "level=WARN msg=\"retrying request\"\n", b.String())
+}
+
+// TestPlainRetriesAtOnce: a retry or warning during resolve is printed
+// the moment it comes, not when resolve ends (a slow, flaky registry would
+// otherwise show nothing for its whole retry budget); the start line still
+// waits for resolve to end, and then nothing is printed twice.
+func TestPlainRetriesAtOnce(t *testing.T) {
+	var b bytes.Buffer
+	c := newClock()
+	rep := NewReporter(NewPlain(&b, false), c.now)
+	rep.Event(Event{Kind: KindStart, Message: "helperbuild push", Images: []string{"app"}, Platforms: []string{"linux/amd64"}})
+	rep.Event(Event{Kind: KindPhaseStart, Phase: "resolve"})
+	rep.Event(Event{Kind: KindLog, Level: "INFO", Message: "resolving base"})
+	assert.Empty(t, b.String(), "a detail waits for resolve")
+	rep.Event(Event{Kind: KindRetry, Level: "WARN", Message: "retrying request", Fields: []Field{{Key: "attempt", Value: "1"}}})
+	assert.Equal(t, "level=WARN msg=\"retrying request\" attempt=1\n", b.String())
+	c.advance(30 * time.Second)
+	rep.Event(Event{Kind: KindLog, Level: "WARN", Message: "registry slow"})
+	assert.Equal(t, "level=WARN msg=\"retrying request\" attempt=1\nlevel=WARN msg=\"registry slow\"\n", b.String())
+	rep.Event(Event{Kind: KindPhaseEnd, Phase: "resolve", Message: "1 platform"})
+	rep.Close(nil)
+	assert.Equal(t, "level=WARN msg=\"retrying request\" attempt=1\n"+
+		"level=WARN msg=\"registry slow\"\n"+
+		"helperbuild push: 1 image (app) × 1 platform (linux/amd64)\n"+
+		"level=INFO msg=\"resolving base\"\n"+
+		"resolve done in 30.0s: 1 platform\n", b.String())
+}
+
+// TestPlainRefusedInputsOneLine: a run refused on its inputs with no retry
+// or warning prints nothing: the command's error line is its only line.
+func TestPlainRefusedInputsOneLine(t *testing.T) {
+	for _, gitlab := range []bool{false, true} {
+		var b bytes.Buffer
+		c := newClock()
+		rep := NewReporter(NewPlain(&b, gitlab), c.now)
+		rep.Event(Event{Kind: KindStart, Message: "helperbuild build", Images: []string{"app"}})
+		rep.Event(Event{Kind: KindPhaseStart, Phase: "resolve", Message: "resolve"})
+		rep.Close(errors.New("base has no linux/arm64"))
+		assert.Empty(t, b.String(), "gitlab=%v", gitlab)
+	}
 }
 
 // TestPlainConfigFreePlatforms: a config-free run learns its platforms
