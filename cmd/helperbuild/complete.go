@@ -36,6 +36,15 @@ var completeFormat = completeValues(
 	"json", "findings as objects, for machines",
 )
 
+// completeProgress offers the --progress modes (progressModes).
+var completeProgress = completeValues(
+	"auto", "tty on a terminal, else plain",
+	"tty", "a live table redrawn in place",
+	"plain", "one line per milestone (collapsible sections in GitLab CI)",
+	"json", "one JSON event per line",
+	"quiet", "errors and the summary only",
+)
+
 // completeLevel offers the gzip levels 1 to 9.
 func completeLevel(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	var out []cobra.Completion

@@ -61,6 +61,26 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
+// TestProgressCompletion: every command that takes --progress completes
+// its modes (the flag's register function registers the completion, so a
+// command cannot have one without the other).
+func TestProgressCompletion(t *testing.T) {
+	var with []string
+	for _, c := range newRootCmd(Env{}, nil).Commands() {
+		if c.Flags().Lookup("progress") != nil {
+			with = append(with, c.Name())
+		}
+	}
+	require.Subset(t, with, []string{"build", "push", "merge"})
+	for _, name := range with {
+		got, directive := complete(t, name, "--progress", "")
+		assert.Equal(t, progressModes, got, name)
+		assert.Equal(t, ":4", directive, name)
+		got, _ = complete(t, name, "--progress", "q")
+		assert.Equal(t, []string{"quiet"}, got, name)
+	}
+}
+
 func TestVersionFlag(t *testing.T) {
 	code, want, _ := run(t, nil, "version")
 	require.Equal(t, 0, code)

@@ -60,7 +60,7 @@ a platform missing or given twice, and a manifest the registry does not have.`,
 	fl.StringVar(&f.dotenv, "dotenv", "", "write each image's reference pinned by digest and its tag as GitLab's artifacts:reports:dotenv to this file")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
 	f.retry.register(fl)
-	f.progress.register(fl)
+	f.progress.register(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("platforms", completePlatforms(true))
 	return cmd
 }

@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/progress"
@@ -24,9 +24,13 @@ type progressFlags struct {
 // progressModes are buildx's names.
 var progressModes = []string{"auto", "tty", "plain", "json", "quiet"}
 
-func (f *progressFlags) register(fl *pflag.FlagSet) {
+// register adds the flags to cmd, with --progress's completion, so every
+// command that has the flag completes it.
+func (f *progressFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
 	fl.StringVar(&f.mode, "progress", "auto", "how to show progress on stderr: auto (tty on a terminal, else plain), tty, plain, json or quiet (errors and the summary only)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "show every detail as well: each layer, check, upload and tag, with full digests and paths")
+	_ = cmd.RegisterFlagCompletionFunc("progress", completeProgress)
 }
 
 func (f *progressFlags) validate() error {
