@@ -2,6 +2,7 @@ package progress
 
 import (
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -133,20 +134,61 @@ func TestTTYFailure(t *testing.T) {
 	assert.True(t, strings.HasSuffix(s.text()[len(s.text())-1], "build 5.6s ✓"), "no phase keeps counting")
 }
 
-// TestTTYTickWithoutChange: ticks after the run has ended draw nothing
-// (the ticker may fire once more before it stops).
+// TestTTYTickAfterEnd: once nothing counts time any more, a tick writes
+// not one byte (the ticker may fire once more before it stops), and after
+// Close the table stays as its final state: no redraw, no clearing, and
+// the elapsed times of the rows stopped by a failure do not grow.
 func TestTTYTickAfterEnd(t *testing.T) {
-	s := newScreen(100)
-	c := newClock()
-	tty := NewTTY(s, func() (int, int) { return 100, 0 })
-	rep := NewReporter(tty, c.now)
-	pushScript(c, rep, 0)
-	before := strings.Join(s.text(), "\n")
-	c.advance(time.Minute)
-	rep.Tick()
-	rep.Close(nil)
-	rep.Tick()
-	assert.Equal(t, before, strings.Join(s.text(), "\n"))
+	t.Run("done", func(t *testing.T) {
+		s := newScreen(100)
+		w := &countWriter{w: s}
+		c := newClock()
+		tty := NewTTY(w, func() (int, int) { return 100, 0 })
+		rep := NewReporter(tty, c.now)
+		pushScript(c, rep, 0)
+		before := strings.Join(s.text(), "\n")
+		n := w.n
+		c.advance(time.Minute)
+		rep.Tick()
+		assert.Equal(t, n, w.n, "a tick with nothing running wrote")
+		rep.Close(nil)
+		assert.Equal(t, before, strings.Join(s.text(), "\n"), "the final draw is the last state")
+		n = w.n
+		c.advance(time.Minute)
+		tty.Tick(c.now())
+		assert.Equal(t, n, w.n, "a tick after Close wrote")
+	})
+	t.Run("failed", func(t *testing.T) {
+		s := newScreen(140)
+		w := &countWriter{w: s}
+		c := newClock()
+		tty := NewTTY(w, func() (int, int) { return 140, 0 })
+		rep := NewReporter(tty, c.now)
+		pushScript(c, rep, 5) // linux/amd64 uploading, the last platforms still compiling
+		c.advance(2 * time.Second)
+		rep.Close(errors.New("interrupted"))
+		final := s.text()
+		rows := rowsOf(final)
+		require.Len(t, rows, 10)
+		// linux/amd64 started compiling at 0.7s and was stopped at 4.8s.
+		assert.Regexp(t, `^gitlab-runner-helper\s+linux/amd64\s+4\.1s\s+stopped$`, rows[0])
+		n := w.n
+		c.advance(time.Minute)
+		tty.Tick(c.now())
+		assert.Equal(t, n, w.n, "a tick after Close wrote")
+		assert.Equal(t, final, s.text())
+	})
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	c.n += len(p)
+	return c.w.Write(p)
 }
 
 // retryLines is how many screen lines the script's retry line takes at
