@@ -140,11 +140,7 @@ func TestTTYFailure(t *testing.T) {
 // the elapsed times of the rows stopped by a failure do not grow.
 func TestTTYTickAfterEnd(t *testing.T) {
 	t.Run("done", func(t *testing.T) {
-		s := newScreen(100)
-		w := &countWriter{w: s}
-		c := newClock()
-		tty := NewTTY(w, func() (int, int) { return 100, 0 })
-		rep := NewReporter(tty, c.now)
+		s, w, c, tty, rep := countedTTY(100)
 		pushScript(c, rep, 0)
 		before := strings.Join(s.text(), "\n")
 		n := w.n
@@ -159,11 +155,7 @@ func TestTTYTickAfterEnd(t *testing.T) {
 		assert.Equal(t, n, w.n, "a tick after Close wrote")
 	})
 	t.Run("failed", func(t *testing.T) {
-		s := newScreen(140)
-		w := &countWriter{w: s}
-		c := newClock()
-		tty := NewTTY(w, func() (int, int) { return 140, 0 })
-		rep := NewReporter(tty, c.now)
+		s, w, c, tty, rep := countedTTY(140)
 		pushScript(c, rep, 5) // linux/amd64 uploading, the last platforms still compiling
 		c.advance(2 * time.Second)
 		rep.Close(errors.New("interrupted"))
@@ -178,6 +170,16 @@ func TestTTYTickAfterEnd(t *testing.T) {
 		assert.Equal(t, n, w.n, "a tick after Close wrote")
 		assert.Equal(t, final, s.text())
 	})
+}
+
+// countedTTY is a TTY on a screen width wide, the bytes written to it
+// counted, its reporter on a fake clock.
+func countedTTY(width int) (*screen, *countWriter, *clock, *TTY, *Reporter) {
+	s := newScreen(width)
+	w := &countWriter{w: s}
+	c := newClock()
+	tty := NewTTY(w, func() (int, int) { return width, 0 })
+	return s, w, c, tty, NewReporter(tty, c.now)
 }
 
 // countWriter counts the bytes written through it.
