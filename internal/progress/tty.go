@@ -39,6 +39,8 @@ type row struct {
 type phase struct {
 	name       string
 	start, end time.Time
+	// stopped: the run failed before the phase ended.
+	stopped bool
 }
 
 // NewTTY draws on w, a terminal whose size size returns at each redraw:
@@ -143,7 +145,7 @@ func (t *TTY) Close(now time.Time, err error) {
 		}
 		for _, p := range t.phases {
 			if p.end.IsZero() {
-				p.end = now
+				p.end, p.stopped = now, true
 			}
 		}
 	}
@@ -230,7 +232,11 @@ func (t *TTY) lines(now time.Time, width, height int) []string {
 			if p.end.IsZero() {
 				ps = append(ps, p.name+" "+Duration(now.Sub(p.start))+"…")
 			} else {
-				ps = append(ps, p.name+" "+Duration(p.end.Sub(p.start))+" ✓")
+				mark := " ✓"
+				if p.stopped {
+					mark = " ✗"
+				}
+				ps = append(ps, p.name+" "+Duration(p.end.Sub(p.start))+mark)
 			}
 		}
 		out = append(out, strings.Join(ps, " · "))

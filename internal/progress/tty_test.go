@@ -118,7 +118,8 @@ func TestTTYNarrow(t *testing.T) {
 }
 
 // TestTTYFailure: a failed run leaves its final state: the failed row says
-// why, rows that never finished say stopped, no phase keeps counting.
+// why, rows that never finished say stopped, no phase keeps counting and
+// the phase the failure cut short reads ✗, not ✓.
 func TestTTYFailure(t *testing.T) {
 	s := newScreen(140)
 	c := newClock()
@@ -131,7 +132,7 @@ func TestTTYFailure(t *testing.T) {
 	assert.Contains(t, rows[5], "failed: image gitlab-runner for linux/amd64: verify: 1 check failed")
 	assert.NotContains(t, rows[5], "more")
 	assert.Contains(t, rows[9], "stopped")
-	assert.True(t, strings.HasSuffix(s.text()[len(s.text())-1], "build 5.6s ✓"), "no phase keeps counting")
+	assert.True(t, strings.HasSuffix(s.text()[len(s.text())-1], "build 5.6s ✗"), "no phase keeps counting, and the one the failure cut short is not marked done")
 }
 
 // TestTTYTickAfterEnd: once nothing counts time any more, a tick writes
