@@ -40,6 +40,7 @@ type buildFlags struct {
 	noCache      bool
 	byDigest     bool
 	partFile     string
+	relPlatforms string // --release-platforms
 	attest       attestFlags
 }
 
@@ -103,6 +104,8 @@ described by helperbuild.yaml (or --config).`,
 		fl.StringArrayVar(&f.tags, "tag", nil, "config-free: reference to tag, e.g. registry.example.com/group/helper:v1.2.3, or TAG with --repo; recipe: a tag every image also gets (repeatable)")
 		fl.BoolVar(&f.byDigest, "by-digest", false, "one CI job's share of a release: push blobs and platform manifests, write no tag, write --part-file for helperbuild merge")
 		fl.StringVar(&f.partFile, "part-file", "", "with --by-digest: write the part file (JSON, see docs/fanout.md) here, e.g. parts/$CI_JOB_ID.json")
+		fl.StringVar(&f.relPlatforms, "release-platforms", "", "with --by-digest: the whole release's platforms in index order, as merge will join them; it names every --platforms entry (default: the recipe's platforms; config-free: --platforms)")
+		_ = cmd.RegisterFlagCompletionFunc("release-platforms", completePlatforms(false))
 	} else {
 		fl.StringArrayVar(&f.tags, "tag", nil, "config-free: name of the layout entry (default latest); recipe: a tag every image's entries also get (repeatable)")
 		fl.StringVar(&f.output, "output", "oci:out/oci", "where to write: oci:DIR or oci-archive:FILE.tar")

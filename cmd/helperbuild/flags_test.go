@@ -208,6 +208,13 @@ func TestEveryFlagInBothModes(t *testing.T) {
 			assert.Equal(t, filepath.Join(tmp, "part.json"), bd.PartFile)
 			assert.Equal(t, "v1.0.0", bd.Part.Version)
 		}),
+		"push --release-platforms": same([]string{"--by-digest", "--part-file", filepath.Join(tmp, "part.json"), "--platforms", "linux/amd64",
+			"--release-platforms", "linux/arm64,linux/amd64"}, func(t *testing.T, r *buildRun) {
+			want := []v1.Platform{{OS: "linux", Architecture: "arm64"}, {OS: "linux", Architecture: "amd64"}}
+			assert.Equal(t, want, r.attest.Platforms, "the provenance names the release's platforms")
+			assert.Equal(t, []string{"linux/arm64", "linux/amd64"}, r.dest.part.Platforms, "so does the part, for merge")
+			assert.Equal(t, []v1.Platform{{OS: "linux", Architecture: "amd64"}}, recipe.Values(r.plan.Platforms), "the job builds its --platforms")
+		}),
 		"push --part-file": {
 			{args: []string{"--part-file", filepath.Join(tmp, "part.json")}, err: "is written by push --by-digest only; add --by-digest"},
 			{args: []string{"--part-file", filepath.Join(tmp, "part.json")}, err: "is written by push --by-digest only; add --by-digest"},
@@ -300,6 +307,22 @@ func TestModeConflicts(t *testing.T) {
 		{args: []string{"push", "--base", "scratch", "./cmd/app"}, want: "push needs --tag REGISTRY/REPOSITORY:TAG"},
 		{args: []string{"push", "--repo", "registry.example.com/g", "--by-digest"}, want: "push --by-digest writes a part file for merge: give --part-file FILE"},
 		{args: []string{"push", "--repo", "registry.example.com/g", "--by-digest", "--part-file", "no/such/dir/p.json"}, want: "--part-file no/such/dir/p.json: directory no/such/dir does not exist"},
+		{args: []string{"push", "--repo", "registry.example.com/g", "--release-platforms", "linux/amd64"},
+			want: "--release-platforms names the whole release of a push --by-digest job; add --by-digest, or drop it"},
+		{args: []string{"push", "--repo", "registry.example.com/g", "--by-digest", "--part-file", "p.json", "--release-platforms", "linux/arm64,linux/s390x", "--version", "v1"},
+			want: "--release-platforms linux/arm64,linux/s390x lacks linux/amd64, which this job builds; the release's list names every job's platforms"},
+		{args: []string{"push", "--base", "scratch", "--tag", "registry.example.com/g/app:v1", "--by-digest", "--part-file", "p.json",
+			"--platforms", "linux/amd64,linux/arm64", "--release-platforms", "linux/amd64", "./cmd/app"},
+			want: "--release-platforms linux/amd64 lacks linux/arm64, which this job builds"},
+		{args: []string{"push", "--base", "scratch", "--tag", "registry.example.com/g/app:v1", "--by-digest", "--part-file", "p.json",
+			"--release-platforms", "linux/amd64", "./cmd/app"},
+			want: "--release-platforms with a config-free push --by-digest: give --platforms too, the platforms of this job"},
+		{args: []string{"push", "--repo", "registry.example.com/g", "--by-digest", "--part-file", "p.json", "--release-platforms", "all"},
+			want: "--release-platforms all: list the release's platforms in the index's order"},
+		{args: []string{"push", "--repo", "registry.example.com/g", "--by-digest", "--part-file", "p.json", "--release-platforms", "linux/amd64,plan9"},
+			want: "--release-platforms: "},
+		{args: []string{"push", "--repo", "registry.example.com/g", "--by-digest", "--part-file", "p.json", "--dotenv", "job.env"},
+			want: "--dotenv job.env with --by-digest: a job tags nothing, so there is no reference to report; give --dotenv to helperbuild merge"},
 		{args: []string{"build", "--base", "scratch", "--platforms", "all", "./cmd/app"}, want: "--platforms all means every platform the base offers, and scratch offers none"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

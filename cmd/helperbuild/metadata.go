@@ -27,8 +27,9 @@ type metadataImage struct {
 	// Reference is where the image is: a registry repository, or the
 	// layout reference of its first entry.
 	Reference string `json:"reference"`
-	// Digest is the image index's.
-	Digest string `json:"digest"`
+	// Digest is the image index's; absent for a push --by-digest job,
+	// whose share of the index is never pushed (merge's is the release's).
+	Digest string `json:"digest,omitempty"`
 	// Tags are the full references of the tags that point at the index.
 	Tags      []string           `json:"tags"`
 	Contract  string             `json:"contract,omitempty"`
@@ -81,7 +82,11 @@ func metadataOf(res *release.Result, d publish.Destination) metadata {
 	m := metadata{SchemaVersion: metadataSchemaVersion, Images: []metadataImage{}}
 	for _, img := range res.Images {
 		pi := publishImage(img)
-		mi := metadataImage{Name: img.Name, Reference: d.Reference(pi), Digest: img.Digest.String(),
+		digest := img.Digest.String()
+		if _, job := d.(*publish.ByDigest); job {
+			digest = ""
+		}
+		mi := metadataImage{Name: img.Name, Reference: d.Reference(pi), Digest: digest,
 			Tags: d.IndexTags(pi), Contract: img.Contract, Platforms: []metadataPlatform{}}
 		for _, p := range img.Platforms {
 			tags := []string{}

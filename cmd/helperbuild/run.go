@@ -61,6 +61,10 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 	if err != nil {
 		return nil, err
 	}
+	rel, err := parseReleasePlatforms(f)
+	if err != nil {
+		return nil, err
+	}
 	if all && pkg != "" && f.base == "scratch" {
 		return nil, usagef("--platforms all means every platform the base offers, and scratch offers none; list them, e.g. --platforms linux/amd64,linux/arm64")
 	}
@@ -112,20 +116,22 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 		}
 	}
 	if f.byDigest {
-		if err := dest.setPart(env, cfg, plan, meta, platforms); err != nil {
+		var whole *recipe.Plan
+		if rel, whole, err = wholeRelease(f, rel, cfg, vars, plan, platforms); err != nil {
 			return nil, err
 		}
-		if cfg != nil && at.Mode != release.AttestNone {
-			// The provenance names the whole release, as the single push
-			// would: merge then writes that push's index.
-			whole, err := cfg.Plan(vars, recipe.Selection{Images: f.images, Tags: f.tags})
-			if err != nil {
-				return nil, usageError{err}
-			}
+		if err := dest.setPart(env, cfg, whole, plan, meta, rel); err != nil {
+			return nil, err
+		}
+		// The provenance names the whole release, as the single push of
+		// its platforms would: merge then writes that push's index.
+		if whole != nil {
 			for _, im := range whole.Images {
 				at.Images = append(at.Images, im.Name)
 			}
 			at.Platforms = recipe.Values(whole.Platforms)
+		} else {
+			at.Platforms = rel // nil: the base's, as built
 		}
 	}
 	return &buildRun{
