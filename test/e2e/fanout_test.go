@@ -21,6 +21,8 @@ import (
 // helperbuild cache of its own, then one `merge` of their part files. The indexes and tags
 // are those a single push of the same commit wrote (TestRecipePush's release). Before the
 // merge: a missing part and a part of another commit are refused, and nothing is tagged.
+// The same for the config-free helper: five jobs given --release-platforms, one merge
+// without --platforms, the digest of the single config-free push, attestations included.
 func TestFanOutRelease(t *testing.T) {
 	s := suiteFor(t)
 	var rel pushedRecipe
@@ -105,6 +107,33 @@ func TestFanOutRelease(t *testing.T) {
 				assert.Equal(t, w, g, "%s:%s", img, tag)
 			}
 		}
+	})
+
+	s.step(t, "config-free: five jobs naming the release, merged without --platforms, give the single push's index", func(t *testing.T) {
+		single := s.plainHelper(t) // push of all five platforms, attestations on (the default)
+		raw, _ := inspectRaw(t, s.plain, single.ref())
+		attestations := 0
+		for _, m := range parseIndex(t, raw).Manifests {
+			if m.Platform != nil && m.Platform.OS == "unknown" {
+				attestations++
+			}
+		}
+		require.Equal(t, len(targets), attestations, "the single push's index holds every platform's attestation")
+		cfParts := filepath.Join(t.TempDir(), "parts")
+		require.NoError(t, os.MkdirAll(cfParts, 0o755))
+		ref := s.plain.ref("fanout-cf/helper:" + exampleVersion)
+		for i, tg := range targets {
+			s.mustHelperbuild(t, dir, s.helperbuildEnv(t, fmt.Sprintf("CI_JOB_ID=%d", 3000+i), "CI_JOB_NAME=build: ["+tg.Platform+"]"),
+				"push", "--by-digest", "--part-file", filepath.Join(cfParts, fmt.Sprintf("%d.json", 3000+i)),
+				"--platforms", tg.Platform, "--release-platforms", platformList(targets), "--base", s.plain.ref(baseRepo+":"+baseTag),
+				"--ldflags", exampleLdflags, "--tag", ref, "--cache-dir", t.TempDir(), helperPackage)
+		}
+		assert.Empty(t, tagsOf(t, s.plain, "fanout-cf/helper"), "the jobs tag nothing")
+		md := metadataPath(t)
+		s.mustHelperbuild(t, dir, s.helperbuildEnv(t), "merge", "--metadata-file", md, cfParts)
+		assert.Equal(t, single.Digest.String(), readMetadata(t, md).image(t, "").Digest, "index digest of the config-free fan-out")
+		_, got := inspectRaw(t, s.plain, ref)
+		assert.Equal(t, single.Digest, got, "%s", ref)
 	})
 
 	s.step(t, "merge under another repository mounts the layers and downloads none", func(t *testing.T) {
