@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,6 +61,18 @@ func TestProjectPipeline(t *testing.T) {
 		assert.Equal(t, prefix+"/helperbuild", img.Reference)
 		assert.ElementsMatch(t, []string{projectTag, "latest"}, img.tagNames())
 		requireReleased(t, self, nil)
+		// The config-free jobs were told the whole release (--release-platforms from the
+		// platforms input), so each part, and each job's provenance, names all five.
+		parts, err := filepath.Glob(filepath.Join(dir, ".helperbuild", "helperbuild", "parts", "*.json"))
+		require.NoError(t, err)
+		require.Len(t, parts, len(targets))
+		for _, p := range parts {
+			raw, err := os.ReadFile(p)
+			require.NoError(t, err)
+			var part struct{ Platforms []string }
+			require.NoError(t, json.Unmarshal(raw, &part), "%s", p)
+			assert.Equal(t, strings.Split(platformList(targets), ","), part.Platforms, "release platforms of %s", p)
+		}
 
 		example := readMetadata(t, filepath.Join(dir, ".helperbuild", "example", "release.json"))
 		require.Len(t, example.Images, 2)
