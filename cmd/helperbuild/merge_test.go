@@ -182,8 +182,16 @@ func testMergeRefusals(t *testing.T, host, dir string, repos []string) {
 			ps[4].Images[0].Manifests[0].Platform = &v1.Platform{OS: "linux", Architecture: "riscv64"}
 			return ps
 		}, want: `image hello: linux/riscv64 from P104.json (job 104 "build: [linux/s390x]") is not one of its release platforms (the recipe's platforms: linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x)`},
-		{name: "a platform not in --platforms", args: []string{"--platforms", "linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le"},
-			want: `image hello: linux/s390x from P104.json (job 104 "build: [linux/s390x]") is not one of its release platforms (--platforms: linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le)`},
+		{name: "--platforms other than the parts' release", args: []string{"--platforms", "linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le"},
+			want: `--platforms linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le is not the release the parts were built for (linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x, in P100.json (job 100 "build: [linux/amd64]")); give merge that list in that order, or leave --platforms out`},
+		{name: "--platforms in another order", args: []string{"--platforms", "linux/arm64,linux/amd64,linux/arm/v7,linux/ppc64le,linux/s390x"},
+			want: `--platforms linux/arm64,linux/amd64,linux/arm/v7,linux/ppc64le,linux/s390x is not the release the parts were built for`},
+		{name: "a platform not in the parts' release", edit: func(ps []*part.File) []*part.File {
+			for _, f := range ps {
+				f.Platforms = f.Platforms[:4]
+			}
+			return ps
+		}, want: `image hello: linux/s390x from P104.json (job 104 "build: [linux/s390x]") is not one of its release platforms`},
 		{name: "another revision", edit: func(ps []*part.File) []*part.File { ps[2].Revision = "fedcba9"; return ps },
 			want: `parts were built from different revisions: 0123abc0000000000000000000000000000000ab in P100.json (job 100 "build: [linux/amd64]"), P101.json (job 101 "build: [linux/arm64]"), P103.json (job 103 "build: [linux/ppc64le]"), P104.json (job 104 "build: [linux/s390x]"); fedcba9 in P102.json (job 102 "build: [linux/arm/v7]")`},
 		{name: "another version", edit: func(ps []*part.File) []*part.File { ps[0].Version = "v2.0.1"; return ps },

@@ -81,6 +81,13 @@ func agree(parts []*part.File, what string, value func(*part.File) string) error
 // every part records; source names where it came from, for messages.
 func releasePlatforms(parts []*part.File, flag []v1.Platform) ([]v1.Platform, string, error) {
 	if flag != nil {
+		// Parts that agree on a list name the release their provenance
+		// describes: an index of other platforms would contradict it.
+		recorded := agree(parts, "platform lists", func(f *part.File) string { return strings.Join(f.Platforms, ",") }) == nil
+		if given, built := platform.FormatList(flag), strings.Join(parts[0].Platforms, ","); recorded && given != built {
+			return nil, "", fmt.Errorf("--platforms %s is not the release the parts were built for (%s, in %s); give merge that list in that order, or leave --platforms out",
+				given, built, parts[0].Name())
+		}
 		return flag, "--platforms", nil
 	}
 	if err := agree(parts, "platform lists", func(f *part.File) string { return strings.Join(f.Platforms, ",") }); err != nil {
