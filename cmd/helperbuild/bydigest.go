@@ -86,7 +86,7 @@ func wholeRelease(f *buildFlags, rel []v1.Platform, cfg *recipe.Config, vars rec
 // the whole release, rel (nil: config-free, the base's once the build
 // resolves them); whole is the recipe's plan of the release.
 func (d *destination) setPart(env Env, cfg *recipe.Config, whole, plan *recipe.Plan, meta manifest.Meta, rel []v1.Platform) error {
-	d.part = part.File{Version: meta.Version, Revision: meta.Revision, Created: meta.Created.UTC()}
+	d.part = part.File{Version: meta.Version, Revision: meta.Revision, Created: meta.Created.UTC(), Helperbuild: version}
 	if id, name, url := env.Get("CI_JOB_ID"), env.Get("CI_JOB_NAME"), env.Get("CI_JOB_URL"); id != "" || name != "" || url != "" {
 		d.part.Job = &part.Job{ID: id, Name: name, URL: url}
 	}

@@ -194,6 +194,8 @@ func testMergeRefusals(t *testing.T, host, dir string, repos []string) {
 		}, want: `image hello: linux/s390x from P104.json (job 104 "build: [linux/s390x]") is not one of its release platforms`},
 		{name: "another revision", edit: func(ps []*part.File) []*part.File { ps[2].Revision = "fedcba9"; return ps },
 			want: `parts were built from different revisions: 0123abc0000000000000000000000000000000ab in P100.json (job 100 "build: [linux/amd64]"), P101.json (job 101 "build: [linux/arm64]"), P103.json (job 103 "build: [linux/ppc64le]"), P104.json (job 104 "build: [linux/s390x]"); fedcba9 in P102.json (job 102 "build: [linux/arm/v7]")`},
+		{name: "another helperbuild", edit: func(ps []*part.File) []*part.File { ps[4].Helperbuild = "v0.0.1"; return ps },
+			want: `parts were built from different helperbuild versions: `},
 		{name: "another version", edit: func(ps []*part.File) []*part.File { ps[0].Version = "v2.0.1"; return ps },
 			want: `parts were built from different versions: v2.0.1 in P100.json`},
 		{name: "another epoch", edit: func(ps []*part.File) []*part.File { ps[3].Created = ps[3].Created.Add(time.Second); return ps },

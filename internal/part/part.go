@@ -24,6 +24,9 @@ type File struct {
 	MediaType     string `json:"mediaType"`
 	// Job is the CI job that wrote the part, when it ran in one.
 	Job *Job `json:"job,omitempty"`
+	// Helperbuild is the version of helperbuild that wrote the part: the
+	// provenance names it, so jobs of other versions make another index.
+	Helperbuild string `json:"helperbuild,omitempty"`
 	// Version, Revision and Created (the epoch) are the release's.
 	Version  string    `json:"version"`
 	Revision string    `json:"revision"`

@@ -26,6 +26,7 @@ func agreeOnRelease(parts []*part.File, recipe *part.Recipe) error {
 		value func(*part.File) string
 	}{
 		{"revisions", func(f *part.File) string { return f.Revision }},
+		{"helperbuild versions", func(f *part.File) string { return f.Helperbuild }},
 		{"versions", func(f *part.File) string { return f.Version }},
 		{"epochs", func(f *part.File) string { return f.Created.UTC().Format(time.RFC3339Nano) }},
 		{"recipes", func(f *part.File) string {
