@@ -11,29 +11,8 @@ import (
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
 	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
-)
 
-// Media types, artifact types and annotations of attestation manifests, as
-// BuildKit writes them (exporter/containerimage/writer.go,
-// util/attestation/types.go) and as OCI 1.1 referrers carry them.
-const (
-	// MediaTypeInToto is an in-toto statement layer.
-	MediaTypeInToto = "application/vnd.in-toto+json"
-	// MediaTypeSPDX is a plain SPDX JSON document (what trivy's
-	// --sbom-sources oci looks for among referrers).
-	MediaTypeSPDX = "application/spdx+json"
-	// ArtifactTypeAttestationManifest is the artifactType of BuildKit's
-	// attestation manifests (since v0.32).
-	ArtifactTypeAttestationManifest = "application/vnd.docker.attestation.manifest.v1+json"
-	// AnnotationPredicateType names a statement layer's predicate type.
-	AnnotationPredicateType = "in-toto.io/predicate-type"
-	// AnnotationReferenceType and AnnotationReferenceDigest mark an image
-	// index entry as the attestation manifest of the platform manifest
-	// with that digest.
-	AnnotationReferenceType   = "vnd.docker.reference.type"
-	AnnotationReferenceDigest = "vnd.docker.reference.digest"
-	// ReferenceTypeAttestation is AnnotationReferenceType's value.
-	ReferenceTypeAttestation = "attestation-manifest"
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 )
 
 // Artifact is an OCI image manifest this package wrote as raw JSON (so it
@@ -66,7 +45,7 @@ type blob struct {
 
 // AttestationManifest returns the attestation manifest of the platform
 // manifest subject in BuildKit's layout: artifactType
-// ArtifactTypeAttestationManifest, the empty config, subject (media type,
+// attestspec.ArtifactTypeAttestationManifest, the empty config, subject (media type,
 // digest and size only) and one application/vnd.in-toto+json layer per
 // statement, annotated with its predicate type. IndexEntry is its entry for
 // the image index: platform unknown/unknown and the vnd.docker.reference.*
@@ -80,16 +59,16 @@ func AttestationManifest(subject v1.Descriptor, statements ...Statement) (*Artif
 		if s.PredicateType == "" || len(s.JSON) == 0 {
 			return nil, fmt.Errorf("attestation manifest for %s: statement %d is empty", subject.Digest, i)
 		}
-		blobs[i] = blob{mediaType: MediaTypeInToto, data: s.JSON, annotations: map[string]string{AnnotationPredicateType: s.PredicateType}}
+		blobs[i] = blob{mediaType: attestspec.MediaTypeInToto, data: s.JSON, annotations: map[string]string{attestspec.AnnotationPredicateType: s.PredicateType}}
 	}
-	a, err := newArtifact(subject, ArtifactTypeAttestationManifest, nil, blobs)
+	a, err := newArtifact(subject, attestspec.ArtifactTypeAttestationManifest, nil, blobs)
 	if err != nil {
 		return nil, err
 	}
 	a.entry.Platform = &v1.Platform{OS: "unknown", Architecture: "unknown"}
 	a.entry.Annotations = map[string]string{
-		AnnotationReferenceType:   ReferenceTypeAttestation,
-		AnnotationReferenceDigest: subject.Digest.String(),
+		attestspec.AnnotationReferenceType:   attestspec.ReferenceTypeAttestation,
+		attestspec.AnnotationReferenceDigest: subject.Digest.String(),
 	}
 	a.entry.ArtifactType = ""
 	return a, nil
@@ -104,8 +83,8 @@ func StatementReferrer(subject v1.Descriptor, s Statement) (*Artifact, error) {
 	if s.PredicateType == "" || len(s.JSON) == 0 {
 		return nil, fmt.Errorf("referrer of %s: empty statement", subject.Digest)
 	}
-	ann := map[string]string{AnnotationPredicateType: s.PredicateType}
-	return newArtifact(subject, MediaTypeInToto, ann, []blob{{mediaType: MediaTypeInToto, data: s.JSON, annotations: ann}})
+	ann := map[string]string{attestspec.AnnotationPredicateType: s.PredicateType}
+	return newArtifact(subject, attestspec.MediaTypeInToto, ann, []blob{{mediaType: attestspec.MediaTypeInToto, data: s.JSON, annotations: ann}})
 }
 
 // SPDXReferrer returns an SPDX document (SBOM's output) as a plain OCI 1.1
@@ -116,7 +95,7 @@ func SPDXReferrer(subject v1.Descriptor, spdxJSON []byte) (*Artifact, error) {
 	if len(spdxJSON) == 0 {
 		return nil, fmt.Errorf("SPDX referrer of %s: empty document", subject.Digest)
 	}
-	return newArtifact(subject, MediaTypeSPDX, nil, []blob{{mediaType: MediaTypeSPDX, data: spdxJSON}})
+	return newArtifact(subject, attestspec.MediaTypeSPDX, nil, []blob{{mediaType: attestspec.MediaTypeSPDX, data: spdxJSON}})
 }
 
 // newArtifact writes the manifest. Its JSON comes from image-spec's

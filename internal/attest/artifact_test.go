@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
@@ -114,7 +115,7 @@ func TestArtifactIsAnImage(t *testing.T) {
 
 	m, err := art.Manifest()
 	require.NoError(t, err)
-	assert.Equal(t, ArtifactTypeAttestationManifest, m.ArtifactType)
+	assert.Equal(t, attestspec.ArtifactTypeAttestationManifest, m.ArtifactType)
 	require.NotNil(t, m.Subject)
 	assert.Equal(t, spec.Image.Manifest.Digest, m.Subject.Digest)
 	cfgName, err := art.ConfigName()
@@ -168,7 +169,7 @@ func TestArtifactIsAnImage(t *testing.T) {
 	idx := mutate.AppendManifests(empty.Index, mutate.IndexAddendum{Add: art, Descriptor: art.IndexEntry()})
 	im, err := idx.IndexManifest()
 	require.NoError(t, err)
-	assert.Equal(t, ArtifactTypeAttestationManifest, im.Manifests[0].ArtifactType)
+	assert.Equal(t, attestspec.ArtifactTypeAttestationManifest, im.Manifests[0].ArtifactType)
 	assert.Empty(t, art.IndexEntry().ArtifactType)
 }
 
@@ -227,9 +228,9 @@ func TestReferrers(t *testing.T) {
 
 	m, err := spdxArt.Manifest()
 	require.NoError(t, err)
-	assert.Equal(t, MediaTypeSPDX, m.ArtifactType)
+	assert.Equal(t, attestspec.MediaTypeSPDX, m.ArtifactType)
 	require.Len(t, m.Layers, 1)
-	assert.Equal(t, types.MediaType(MediaTypeSPDX), m.Layers[0].MediaType)
+	assert.Equal(t, types.MediaType(attestspec.MediaTypeSPDX), m.Layers[0].MediaType)
 	assert.Equal(t, subject.Digest, m.Subject.Digest)
 	assert.Nil(t, m.Subject.Platform, "the subject is media type, digest and size")
 
@@ -256,8 +257,8 @@ func TestReferrers(t *testing.T) {
 		assert.Equal(t, w.Size, got.Size)
 	}
 	provEntry := want[mustDigest(t, arts[1])]
-	assert.Equal(t, MediaTypeInToto, provEntry.ArtifactType)
-	assert.Equal(t, map[string]string{AnnotationPredicateType: PredicateSLSA}, provEntry.Annotations)
+	assert.Equal(t, attestspec.MediaTypeInToto, provEntry.ArtifactType)
+	assert.Equal(t, map[string]string{attestspec.AnnotationPredicateType: attestspec.PredicateSLSA}, provEntry.Annotations)
 
 	// Read back by digest: the bytes pushed, with the artifact type.
 	for _, a := range arts {
@@ -308,7 +309,7 @@ func TestArtifactBadInput(t *testing.T) {
 	assert.ErrorContains(t, err, "statement 0 is empty")
 	_, err = AttestationManifest(v1.Descriptor{Digest: subject.Digest}, sbom)
 	assert.ErrorContains(t, err, "want a media type, digest and size")
-	_, err = StatementReferrer(subject, Statement{PredicateType: PredicateSPDX})
+	_, err = StatementReferrer(subject, Statement{PredicateType: attestspec.PredicateSPDX})
 	assert.ErrorContains(t, err, "empty statement")
 	_, err = SPDXReferrer(subject, nil)
 	assert.ErrorContains(t, err, "empty document")

@@ -9,6 +9,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
@@ -266,7 +267,7 @@ func Provenance(spec ProvenanceSpec) (Statement, error) {
 	if err != nil {
 		return Statement{}, err
 	}
-	return newStatement(im, PredicateSLSA, b)
+	return newStatement(im, attestspec.PredicateSLSA, b)
 }
 
 func (spec ProvenanceSpec) check() error {

@@ -9,6 +9,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 )
 
 const commit = "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"
@@ -41,7 +43,7 @@ func TestProvenanceGolden(t *testing.T) {
 	s, err := Provenance(spec)
 	require.NoError(t, err)
 	golden(t, "provenance", s.JSON)
-	assert.Equal(t, PredicateSLSA, s.PredicateType)
+	assert.Equal(t, attestspec.PredicateSLSA, s.PredicateType)
 
 	st := parseStatement(t, s)
 	assert.Equal(t, map[string]string{"sha256": spec.Image.Manifest.Digest.Hex}, st.GetSubject()[0].GetDigest())

@@ -12,6 +12,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 )
 
 var (
@@ -324,7 +326,7 @@ func TestSBOMStatement(t *testing.T) {
 	s, err := SBOMStatement(spec.Image, doc)
 	require.NoError(t, err)
 	st := parseStatement(t, s)
-	assert.Equal(t, PredicateSPDX, st.GetPredicateType())
+	assert.Equal(t, attestspec.PredicateSPDX, st.GetPredicateType())
 	require.Len(t, st.GetSubject(), 1)
 	assert.Equal(t, map[string]string{"sha256": spec.Image.Manifest.Digest.Hex}, st.GetSubject()[0].GetDigest())
 	assert.Equal(t, spec.Image.purl().String(), st.GetSubject()[0].GetName())

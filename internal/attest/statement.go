@@ -6,22 +6,20 @@ import (
 	"fmt"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 )
 
 // In-toto and predicate type URIs.
 const (
 	// StatementType is the in-toto Statement v1 _type.
 	StatementType = "https://in-toto.io/Statement/v1"
-	// PredicateSPDX is the predicate type of an SPDX SBOM.
-	PredicateSPDX = "https://spdx.dev/Document"
-	// PredicateSLSA is the predicate type of SLSA v1 provenance.
-	PredicateSLSA = "https://slsa.dev/provenance/v1"
 )
 
 // Statement is one encoded in-toto Statement v1 about a platform image.
 type Statement struct {
-	// PredicateType is the statement's predicateType (PredicateSPDX,
-	// PredicateSLSA).
+	// PredicateType is the statement's predicateType (attestspec.PredicateSPDX,
+	// attestspec.PredicateSLSA).
 	PredicateType string
 	// JSON is the statement as written: compact encoding/json output,
 	// byte-identical for equal inputs.
@@ -73,5 +71,5 @@ func SBOMStatement(im Image, spdxJSON []byte) (Statement, error) {
 	if !json.Valid(spdxJSON) {
 		return Statement{}, fmt.Errorf("SBOM of %s: not JSON", im.Manifest.Digest)
 	}
-	return newStatement(im, PredicateSPDX, spdxJSON)
+	return newStatement(im, attestspec.PredicateSPDX, spdxJSON)
 }

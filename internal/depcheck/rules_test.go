@@ -36,6 +36,7 @@ func (r role) String() string {
 // its role.
 var roles = map[string]role{
 	"dockerfiles":         shared,
+	"internal/attestspec": shared,
 	"internal/elfcheck":   shared,
 	"internal/gitmeta":    shared,
 	"internal/imageref":   shared,

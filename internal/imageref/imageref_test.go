@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
@@ -127,6 +128,22 @@ func TestImageForConfigMismatch(t *testing.T) {
 	a := &Artifact{Ref: Ref{Transport: Layout, raw: "oci:x"}, Index: idx}
 	_, _, err := a.ImageFor(v1.Platform{OS: "linux", Architecture: "arm64"})
 	assert.ErrorContains(t, err, "the manifest listed for linux/arm64 has a config for linux/amd64")
+}
+
+func TestPlatformsSkipAnnotatedAttestations(t *testing.T) {
+	// An attestation manifest is known by its annotation, whatever platform
+	// its entry names (attestspec.IsAttestation).
+	amd64 := v1.Platform{OS: "linux", Architecture: "amd64"}
+	img := testkit.Image(t, amd64, 64, 1)
+	d, err := img.Digest()
+	require.NoError(t, err)
+	idx := mutate.AppendManifests(empty.Index, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &amd64}},
+		mutate.IndexAddendum{Add: testkit.Image(t, amd64, 16, 1), Descriptor: v1.Descriptor{Platform: &amd64, Annotations: map[string]string{
+			attestspec.AnnotationReferenceType: attestspec.ReferenceTypeAttestation, attestspec.AnnotationReferenceDigest: d.String()}}})
+	a := &Artifact{Ref: Ref{Transport: Layout, raw: "oci:x"}, Index: idx}
+	ps, err := a.Platforms()
+	require.NoError(t, err)
+	assert.Equal(t, []v1.Platform{amd64}, ps)
 }
 
 func TestReadArchive(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
@@ -19,7 +20,7 @@ func (a *Artifact) Platforms() ([]v1.Platform, error) {
 		}
 		var out []v1.Platform
 		for _, d := range im.Manifests {
-			if d.Platform == nil || d.Platform.OS == "unknown" || !d.MediaType.IsImage() {
+			if !attestspec.IsPlatformImage(d) {
 				continue
 			}
 			out = append(out, platform.Normalize(*d.Platform))

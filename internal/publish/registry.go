@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
@@ -277,7 +278,7 @@ func (p *publisher) pushPlatforms(ctx context.Context, repo name.Repository, idx
 	pushed := map[v1.Hash]chan struct{}{} // closed once that platform image is in place
 	var plain, about []v1.Descriptor
 	for _, d := range im.Manifests {
-		if isAttestationEntry(d) {
+		if attestspec.IsAttestation(d) {
 			about = append(about, d)
 		} else {
 			plain = append(plain, d)
@@ -297,7 +298,7 @@ func (p *publisher) pushPlatforms(ctx context.Context, repo name.Repository, idx
 			ref := repo.Digest(d.Digest.String())
 			start := time.Now()
 			var after <-chan struct{}
-			if sub, err := v1.NewHash(d.Annotations["vnd.docker.reference.digest"]); err == nil && isAttestationEntry(d) {
+			if sub, err := v1.NewHash(d.Annotations[attestspec.AnnotationReferenceDigest]); err == nil && attestspec.IsAttestation(d) {
 				after = pushed[sub]
 			}
 			if err := p.pushImage(gctx, ref, img, after); err != nil {
@@ -315,11 +316,6 @@ func (p *publisher) pushPlatforms(ctx context.Context, repo name.Repository, idx
 		})
 	}
 	return g.Wait()
-}
-
-// isAttestationEntry is BuildKit's mark of an attestation manifest.
-func isAttestationEntry(d v1.Descriptor) bool {
-	return d.Annotations["vnd.docker.reference.type"] == "attestation-manifest"
 }
 
 // manifestDigests are the digests of idx's entries, after idx's own when

@@ -12,6 +12,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/recipe"
@@ -121,10 +122,10 @@ func digestsOf(at *Attestation) (AttestationDigests, error) {
 func mergedAttestation(digest v1.Hash, m *v1.Manifest) *Attestation {
 	at := &Attestation{Digests: AttestationDigests{Manifest: digest}}
 	for _, l := range m.Layers {
-		switch l.Annotations[attest.AnnotationPredicateType] {
-		case attest.PredicateSPDX:
+		switch l.Annotations[attestspec.AnnotationPredicateType] {
+		case attestspec.PredicateSPDX:
 			at.Digests.SBOM = l.Digest
-		case attest.PredicateSLSA:
+		case attestspec.PredicateSLSA:
 			at.Digests.Provenance = l.Digest
 		}
 	}

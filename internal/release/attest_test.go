@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/tartest"
@@ -85,8 +86,8 @@ func TestBuildAttestsInTheIndex(t *testing.T) {
 		assert.Equal(t, p.Digest, entry.Digest, "platform images first, in platform order")
 		assert.Empty(t, entry.ArtifactType, "a plain image entry has no artifactType")
 		assert.Equal(t, "unknown", att.Platform.OS)
-		assert.Equal(t, "attestation-manifest", att.Annotations[attest.AnnotationReferenceType])
-		assert.Equal(t, p.Digest.String(), att.Annotations[attest.AnnotationReferenceDigest])
+		assert.Equal(t, "attestation-manifest", att.Annotations[attestspec.AnnotationReferenceType])
+		assert.Equal(t, p.Digest.String(), att.Annotations[attestspec.AnnotationReferenceDigest])
 		assert.Empty(t, att.ArtifactType)
 		require.NotNil(t, p.Attestation)
 		assert.Equal(t, p.Attestation.Manifest.IndexEntry().Digest, att.Digest)
@@ -155,7 +156,7 @@ func TestBuildAttestsAsReferrers(t *testing.T) {
 			assert.Equal(t, p.Digest, m.Subject.Digest)
 			types = append(types, r.IndexEntry().ArtifactType)
 		}
-		assert.Equal(t, []string{attest.MediaTypeInToto, attest.MediaTypeInToto, attest.MediaTypeSPDX}, types)
+		assert.Equal(t, []string{attestspec.MediaTypeInToto, attestspec.MediaTypeInToto, attestspec.MediaTypeSPDX}, types)
 	}
 
 	// Without attestations the index is the plain one.

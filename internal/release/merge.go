@@ -12,6 +12,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
@@ -64,10 +65,6 @@ type mergeEntry struct {
 	extra  bool            // not a platform's image: an attestation manifest, say
 	owner  int             // the position of the platform it belongs to
 }
-
-// referenceDigest is the annotation by which BuildKit-style attestation
-// manifests name the image they describe.
-const referenceDigest = "vnd.docker.reference.digest"
 
 // PlanMerge checks parts against each other and against opts, before
 // anything is read from a registry: they come from one revision, version,
@@ -211,7 +208,7 @@ func (mi *mergeImage) add(f *part.File, pi part.Image, source string, insecure [
 	var extras []*mergeEntry
 	for _, d := range pi.Manifests {
 		e := &mergeEntry{desc: d, from: f, source: from}
-		if !isPlatformImage(d) {
+		if !attestspec.IsPlatformImage(d) {
 			e.extra = true
 			extras = append(extras, e)
 			continue
@@ -239,7 +236,7 @@ func (mi *mergeImage) add(f *part.File, pi part.Image, source string, insecure [
 	}
 	for _, e := range extras {
 		e.owner = max(first, 0)
-		if ref := e.desc.Annotations[referenceDigest]; ref != "" {
+		if ref := e.desc.Annotations[attestspec.AnnotationReferenceDigest]; ref != "" {
 			for k, pe := range mi.entries {
 				if pe != nil && !pe.extra && pe.desc.Digest.String() == ref {
 					e.owner = k
@@ -249,16 +246,6 @@ func (mi *mergeImage) add(f *part.File, pi part.Image, source string, insecure [
 		mi.entries = append(mi.entries, e)
 	}
 	return nil
-}
-
-// isPlatformImage tells a platform's image from other index entries
-// (attestation manifests name the image they describe, and their
-// platform is unknown/unknown).
-func isPlatformImage(d v1.Descriptor) bool {
-	if d.Platform == nil || d.Platform.OS == "unknown" || d.Annotations[referenceDigest] != "" {
-		return false
-	}
-	return d.MediaType.IsImage()
 }
 
 // complete fails when a release platform of the image is in no part, or

@@ -11,6 +11,7 @@ import (
 	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
@@ -127,7 +128,7 @@ func (mi *mergeImage) index(byDigest map[v1.Hash]v1.Image) (*Image, error) {
 	for i, e := range mi.entries {
 		descs[i] = e.desc
 		if e.extra {
-			if ref := e.desc.Annotations[referenceDigest]; ref != "" {
+			if ref := e.desc.Annotations[attestspec.AnnotationReferenceDigest]; ref != "" {
 				m, err := byDigest[e.desc.Digest].Manifest()
 				if err != nil {
 					return nil, err

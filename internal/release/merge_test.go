@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/part"
@@ -58,7 +59,7 @@ func newFanOut(t *testing.T, ps string, attest bool, names ...string) *fanOut {
 			if attest {
 				att := testkit.Image(t, v1.Platform{OS: "unknown", Architecture: "unknown"}, 64, 1)
 				ad := push(t, repo, att, &v1.Platform{OS: "unknown", Architecture: "unknown"})
-				ad.Annotations = map[string]string{referenceDigest: d.Digest.String(), "vnd.docker.reference.type": "attestation-manifest"}
+				ad.Annotations = map[string]string{attestspec.AnnotationReferenceDigest: d.Digest.String(), "vnd.docker.reference.type": "attestation-manifest"}
 				pi.Manifests = append(pi.Manifests, ad)
 			}
 			pf.Images = append(pf.Images, pi)

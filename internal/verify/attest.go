@@ -10,21 +10,14 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 )
 
-// The in-toto predicate types and annotations verify --attestations reads
-// (docs/attestations.md; internal/attest writes them, and a stage reads
-// them without importing it).
-const (
-	predicateSPDX      = "https://spdx.dev/Document"
-	predicateSLSA      = "https://slsa.dev/provenance/v1"
-	mediaTypeInToto    = "application/vnd.in-toto+json"
-	annotationRefType  = "vnd.docker.reference.type"
-	annotationRefDig   = "vnd.docker.reference.digest"
-	annotationBaseDig  = "org.opencontainers.image.base.digest"
-	maxStatementBytes  = 64 << 20
-	attestationRefType = "attestation-manifest"
-)
+// maxStatementBytes bounds one in-toto statement verify --attestations
+// reads.
+const maxStatementBytes = 64 << 20
 
 // statementBlob is one in-toto statement about a platform manifest.
 type statementBlob struct {
@@ -38,10 +31,10 @@ type statementBlob struct {
 func inIndexAttestations(im *v1.IndexManifest) map[v1.Hash][]v1.Hash {
 	out := map[v1.Hash][]v1.Hash{}
 	for _, d := range im.Manifests {
-		if d.Annotations[annotationRefType] != attestationRefType {
+		if !attestspec.IsAttestation(d) {
 			continue
 		}
-		if sub, err := v1.NewHash(d.Annotations[annotationRefDig]); err == nil {
+		if sub, err := v1.NewHash(d.Annotations[attestspec.AnnotationReferenceDigest]); err == nil {
 			out[sub] = append(out[sub], d.Digest)
 		}
 	}
@@ -58,7 +51,7 @@ func statementsOf(imgs []v1.Image, from string) ([]statementBlob, error) {
 		}
 		d, _ := img.Digest()
 		for _, l := range m.Layers {
-			if string(l.MediaType) != mediaTypeInToto {
+			if string(l.MediaType) != attestspec.MediaTypeInToto {
 				continue
 			}
 			if l.Size > maxStatementBytes {
@@ -96,11 +89,11 @@ func attestCheck(digest v1.Hash, annotations map[string]string, statements []sta
 	var sbom, prov *statementBlob
 	for i, s := range statements {
 		switch s.predicateType {
-		case predicateSPDX:
+		case attestspec.PredicateSPDX:
 			if sbom == nil {
 				sbom = &statements[i]
 			}
-		case predicateSLSA:
+		case attestspec.PredicateSLSA:
 			if prov == nil {
 				prov = &statements[i]
 			}
@@ -111,9 +104,9 @@ func attestCheck(digest v1.Hash, annotations map[string]string, statements []sta
 		f.fail("no attestations: neither the index nor the registry's referrers hold an SBOM or provenance for " + digest.String())
 		return f.done("")
 	case sbom == nil:
-		f.fail("no SBOM (in-toto " + predicateSPDX + ") for " + digest.String())
+		f.fail("no SBOM (in-toto " + attestspec.PredicateSPDX + ") for " + digest.String())
 	case prov == nil:
-		f.fail("no provenance (in-toto " + predicateSLSA + ") for " + digest.String())
+		f.fail("no provenance (in-toto " + attestspec.PredicateSLSA + ") for " + digest.String())
 	}
 	for _, s := range []*statementBlob{sbom, prov} {
 		if s != nil {
@@ -126,7 +119,7 @@ func attestCheck(digest v1.Hash, annotations map[string]string, statements []sta
 		checkSBOMModules(&f, sbom.data, bins)
 	}
 	if prov != nil {
-		checkProvenanceBases(&f, prov.data, annotations[annotationBaseDig])
+		checkProvenanceBases(&f, prov.data, annotations[specsv1.AnnotationBaseImageDigest])
 	}
 	return f.done(fmt.Sprintf("SBOM and provenance about %s; Go modules and base digests agree with the image", digest))
 }
@@ -277,7 +270,7 @@ func checkProvenanceBases(f *findings, data []byte, baseDigest string) {
 	}
 	if !slices.Equal(bases, want) {
 		f.fail(fmt.Sprintf("the provenance's base images [%s] are not the manifest's %s [%s]",
-			strings.Join(bases, " "), annotationBaseDig, strings.Join(want, " ")))
+			strings.Join(bases, " "), specsv1.AnnotationBaseImageDigest, strings.Join(want, " ")))
 	}
 }
 

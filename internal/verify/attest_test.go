@@ -14,8 +14,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 )
 
 // statementJSON is an in-toto statement about subject.
@@ -71,13 +74,13 @@ func attestationManifest(t testing.TB, img v1.Image, statements ...[]byte) mutat
 	require.NoError(t, err)
 	a := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	for _, s := range statements {
-		a, err = mutate.AppendLayers(a, static.NewLayer(s, mediaTypeInToto))
+		a, err = mutate.AppendLayers(a, static.NewLayer(s, attestspec.MediaTypeInToto))
 		require.NoError(t, err)
 	}
 	a = mutate.Subject(a, v1.Descriptor{MediaType: types.OCIManifestSchema1, Digest: d, Size: size}).(v1.Image)
 	return mutate.IndexAddendum{Add: a, Descriptor: v1.Descriptor{
 		Platform:    &v1.Platform{OS: "unknown", Architecture: "unknown"},
-		Annotations: map[string]string{annotationRefType: attestationRefType, annotationRefDig: d.String()},
+		Annotations: map[string]string{attestspec.AnnotationReferenceType: attestspec.ReferenceTypeAttestation, attestspec.AnnotationReferenceDigest: d.String()},
 	}}
 }
 
@@ -89,7 +92,7 @@ func TestAttestations(t *testing.T) {
 	base := "sha256:" + strings.Repeat("b", 64)
 	image := func(t testing.TB) v1.Image {
 		img := goodHelper(t, arm64, "arm64")
-		return mutate.Annotations(img, map[string]string{annotationBaseDig: base}).(v1.Image)
+		return mutate.Annotations(img, map[string]string{specsv1.AnnotationBaseImageDigest: base}).(v1.Image)
 	}
 	index := func(t testing.TB, statements func(d v1.Hash) [][]byte) v1.ImageIndex {
 		img := image(t)
@@ -103,7 +106,7 @@ func TestAttestations(t *testing.T) {
 		return roundTrip(t, idx)
 	}
 	good := func(d v1.Hash) [][]byte {
-		return [][]byte{statementJSON(t, d, predicateSPDX, sbomFor(bin, modules...)), statementJSON(t, d, predicateSLSA, provenanceWith(base))}
+		return [][]byte{statementJSON(t, d, attestspec.PredicateSPDX, sbomFor(bin, modules...)), statementJSON(t, d, attestspec.PredicateSLSA, provenanceWith(base))}
 	}
 	other := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("c", 64)}
 	for _, tc := range []struct {
@@ -116,16 +119,16 @@ func TestAttestations(t *testing.T) {
 		{name: "no provenance", statements: func(d v1.Hash) [][]byte { return good(d)[:1] },
 			want: []string{"linux/arm64 attestations: no provenance (in-toto https://slsa.dev/provenance/v1) for "}},
 		{name: "about another manifest", statements: func(d v1.Hash) [][]byte {
-			return [][]byte{statementJSON(t, other, predicateSPDX, sbomFor(bin, modules...)), good(d)[1]}
+			return [][]byte{statementJSON(t, other, attestspec.PredicateSPDX, sbomFor(bin, modules...)), good(d)[1]}
 		}, want: []string{"linux/arm64 attestations: https://spdx.dev/Document (attestation manifest sha256:"}},
 		{name: "a module the binary lacks", statements: func(d v1.Hash) [][]byte {
-			return [][]byte{statementJSON(t, d, predicateSPDX, sbomFor(bin, append([]string{"golang.org/x/sys@v0.1.0"}, modules...)...)), good(d)[1]}
+			return [][]byte{statementJSON(t, d, attestspec.PredicateSPDX, sbomFor(bin, append([]string{"golang.org/x/sys@v0.1.0"}, modules...)...)), good(d)[1]}
 		}, want: []string{"linux/arm64 attestations: " + bin + ": the SBOM's Go modules differ from the binary's build info: not in the SBOM [], not in the binary [golang.org/x/sys@v0.1.0]"}},
 		{name: "the binary missing", statements: func(d v1.Hash) [][]byte {
-			return [][]byte{statementJSON(t, d, predicateSPDX, sbomFor("/usr/bin/other")), good(d)[1]}
+			return [][]byte{statementJSON(t, d, attestspec.PredicateSPDX, sbomFor("/usr/bin/other")), good(d)[1]}
 		}, want: []string{"linux/arm64 attestations: " + bin + ": Go binary missing from the SBOM"}},
 		{name: "another base", statements: func(d v1.Hash) [][]byte {
-			return [][]byte{good(d)[0], statementJSON(t, d, predicateSLSA, provenanceWith(other.String()))}
+			return [][]byte{good(d)[0], statementJSON(t, d, attestspec.PredicateSLSA, provenanceWith(other.String()))}
 		}, want: []string{"linux/arm64 attestations: the provenance's base images [" + other.String() + "] are not the manifest's org.opencontainers.image.base.digest [" + base + "]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

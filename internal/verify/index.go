@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
@@ -37,8 +38,8 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Report, error
 	var entries []entry
 	for _, desc := range im.Manifests {
 		switch {
-		case isAttestation(desc):
-			continue
+		case attestspec.IsAttestation(desc) || attestspec.UnknownPlatform(desc):
+			continue // no runtime selects it: not a platform's image
 		case desc.Platform == nil:
 			r.Problems = append(r.Problems, problem(CheckCoverage, "", fmt.Sprintf("entry %s has no platform: clients cannot pick it", desc.Digest)))
 		case desc.MediaType != types.OCIManifestSchema1 && desc.MediaType != types.DockerManifestSchema2:
@@ -164,15 +165,6 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Report, error) {
 	}
 	r.Platforms = []PlatformReport{{Platform: platform.Format(p), Digest: d.String(), Checks: append(checks, more...)}}
 	return r, nil
-}
-
-// isAttestation reports whether desc is a BuildKit attestation manifest
-// (platform unknown/unknown), which no runtime pulls.
-func isAttestation(desc v1.Descriptor) bool {
-	if desc.Annotations["vnd.docker.reference.type"] == "attestation-manifest" {
-		return true
-	}
-	return desc.Platform != nil && desc.Platform.OS == "unknown" && desc.Platform.Architecture == "unknown"
 }
 
 func mediaTypeName(mt types.MediaType) string {

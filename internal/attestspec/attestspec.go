@@ -1,0 +1,58 @@
+package attestspec
+
+import v1 "github.com/google/go-containerregistry/pkg/v1"
+
+// Media types, artifact types and annotations of attestation manifests, as
+// BuildKit writes them (exporter/containerimage/writer.go,
+// util/attestation/types.go) and as OCI 1.1 referrers carry them.
+const (
+	// MediaTypeInToto is an in-toto statement layer.
+	MediaTypeInToto = "application/vnd.in-toto+json"
+	// MediaTypeSPDX is a plain SPDX JSON document (what trivy's
+	// --sbom-sources oci looks for among referrers).
+	MediaTypeSPDX = "application/spdx+json"
+	// ArtifactTypeAttestationManifest is the artifactType of BuildKit's
+	// attestation manifests (since v0.32).
+	ArtifactTypeAttestationManifest = "application/vnd.docker.attestation.manifest.v1+json"
+	// AnnotationPredicateType names a statement layer's predicate type.
+	AnnotationPredicateType = "in-toto.io/predicate-type"
+	// AnnotationReferenceType and AnnotationReferenceDigest mark an image
+	// index entry as the attestation manifest of the platform manifest
+	// with that digest.
+	AnnotationReferenceType   = "vnd.docker.reference.type"
+	AnnotationReferenceDigest = "vnd.docker.reference.digest"
+	// ReferenceTypeAttestation is AnnotationReferenceType's value.
+	ReferenceTypeAttestation = "attestation-manifest"
+	// PredicateSPDX is the predicate type of an SPDX SBOM.
+	PredicateSPDX = "https://spdx.dev/Document"
+	// PredicateSLSA is the predicate type of SLSA v1 provenance.
+	PredicateSLSA = "https://slsa.dev/provenance/v1"
+)
+
+// IsAttestation reports whether the index entry d is an attestation
+// manifest. The mark is BuildKit's: the annotation
+// vnd.docker.reference.type: attestation-manifest (its
+// vnd.docker.reference.digest then names the platform image it is about).
+//
+// The platform unknown/unknown BuildKit also gives such an entry is not the
+// mark: an entry with that platform and without the annotation is no
+// attestation (nothing reads statements from it, and merge does not tie it
+// to a platform image), but it is no platform's image either: no runtime
+// selects unknown/unknown, so IsPlatformImage is false for it and verify
+// and --nodes skip it as they skip attestations.
+func IsAttestation(d v1.Descriptor) bool {
+	return d.Annotations[AnnotationReferenceType] == ReferenceTypeAttestation
+}
+
+// UnknownPlatform reports whether d's platform has the OS "unknown" (as
+// unknown/unknown), which no runtime selects.
+func UnknownPlatform(d v1.Descriptor) bool {
+	return d.Platform != nil && d.Platform.OS == "unknown"
+}
+
+// IsPlatformImage reports whether the index entry d is a platform's image:
+// an image manifest with a platform a runtime can select, and not an
+// attestation.
+func IsPlatformImage(d v1.Descriptor) bool {
+	return d.Platform != nil && !UnknownPlatform(d) && d.MediaType.IsImage() && !IsAttestation(d)
+}
