@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/testkit"
 )
@@ -206,6 +207,9 @@ func testMergeRefusals(t *testing.T, host, dir string, repos []string) {
 			want: "the parts were built from a different recipe than --config " + other},
 		{name: "a manifest not in the registry", edit: func(ps []*part.File) []*part.File {
 			ps[3].Images[1].Manifests[0].Digest.Hex = strings.Repeat("f", 64)
+			if a := attestationOf(ps[3].Images[1]); a != nil { // still about the platform image
+				a.Annotations[attestspec.AnnotationReferenceDigest] = ps[3].Images[1].Manifests[0].Digest.String()
+			}
 			return ps
 		}, want: `image hello-runner: manifest sha256:` + strings.Repeat("f", 64) + ` of linux/ppc64le from P103.json (job 103 "build: [linux/ppc64le]"): not in ` + host + `/fan/hello-runner: `},
 		{name: "a config of another platform", edit: func(ps []*part.File) []*part.File {
@@ -213,6 +217,14 @@ func testMergeRefusals(t *testing.T, host, dir string, repos []string) {
 			ps[0].Images[0].Manifests[0].Platform, ps[1].Images[0].Manifests[0].Platform = b, a
 			return ps
 		}, want: ` of linux/amd64 from P101.json (job 101 "build: [linux/arm64]"): config says linux/arm64 but the index lists it as linux/amd64`},
+		{name: "an attestation about no platform image", edit: func(ps []*part.File) []*part.File {
+			attestationOf(ps[0].Images[0]).Annotations[attestspec.AnnotationReferenceDigest] = "sha256:" + strings.Repeat("0", 64)
+			return ps
+		}, want: ` from P100.json (job 100 "build: [linux/amd64]") is about "sha256:` + strings.Repeat("0", 64) + `" (its vnd.docker.reference.digest), none of the image's platform images; merge the part files as their jobs wrote them`},
+		{name: "an attestation whose subject is another image", edit: func(ps []*part.File) []*part.File {
+			attestationOf(ps[0].Images[0]).Annotations[attestspec.AnnotationReferenceDigest] = ps[1].Images[0].Manifests[0].Digest.String()
+			return ps
+		}, want: ` from P100.json (job 100 "build: [linux/amd64]"): its subject is sha256:`},
 		{name: "not a part file", edit: func(ps []*part.File) []*part.File { ps[0].Images = nil; return ps },
 			want: `P100.json: no images`},
 	} {
@@ -242,6 +254,17 @@ func testMergeRefusals(t *testing.T, host, dir string, repos []string) {
 			}
 		})
 	}
+}
+
+// attestationOf is the entry of pi's attestation manifest; nil (and the
+// edit panics) when the part has none.
+func attestationOf(pi part.Image) *v1.Descriptor {
+	for i, d := range pi.Manifests {
+		if attestspec.IsAttestation(d) {
+			return &pi.Manifests[i]
+		}
+	}
+	return nil
 }
 
 // listTags lists repo's tags; none when it has only untagged manifests.

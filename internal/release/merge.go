@@ -235,22 +235,17 @@ func (mi *mergeImage) add(f *part.File, pi part.Image, source string, insecure [
 		}
 	}
 	for _, e := range extras {
-		e.owner = max(first, 0)
-		if ref := e.desc.Annotations[attestspec.AnnotationReferenceDigest]; ref != "" {
-			for k, pe := range mi.entries {
-				if pe != nil && !pe.extra && pe.desc.Digest.String() == ref {
-					e.owner = k
-				}
-			}
-		}
+		e.owner = max(first, 0) // an attestation's is its subject's: complete
 		mi.entries = append(mi.entries, e)
 	}
 	return nil
 }
 
-// complete fails when a release platform of the image is in no part, or
-// when the parts disagree on the index annotations; it orders the extra
-// entries by the platform they belong to.
+// complete fails when a release platform of the image is in no part, when
+// an attestation manifest is about none of its platform images, or when
+// the parts disagree on the index annotations; it orders the extra entries
+// by the platform they belong to (an attestation's is the one it is
+// about, another entry's the first of its part).
 func (mi *mergeImage) complete(parts []*part.File) error {
 	for k, p := range mi.platforms {
 		if mi.entries[k] == nil {
@@ -262,6 +257,16 @@ func (mi *mergeImage) complete(parts []*part.File) error {
 		}
 	}
 	n := len(mi.platforms)
+	for _, e := range mi.entries[n:] {
+		if !attestspec.IsAttestation(e.desc) {
+			continue
+		}
+		ref := e.desc.Annotations[attestspec.AnnotationReferenceDigest]
+		e.owner = slices.IndexFunc(mi.entries[:n], func(pe *mergeEntry) bool { return pe.desc.Digest.String() == ref })
+		if e.owner < 0 {
+			return fmt.Errorf("image %s: attestation manifest %s from %s is about %q (its %s), none of the image's platform images; merge the part files as their jobs wrote them", mi.name, e.desc.Digest, e.from.Name(), ref, attestspec.AnnotationReferenceDigest)
+		}
+	}
 	slices.SortStableFunc(mi.entries[n:], func(a, b *mergeEntry) int { return a.owner - b.owner })
 	// The index carries the annotations of the part with the first
 	// platform (its base, as a single push names it); the rest must agree.

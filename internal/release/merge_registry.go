@@ -81,13 +81,17 @@ func (m *Merge) Run(ctx context.Context) (*Result, error) {
 }
 
 // readEntry reads e's manifest from the repository its part's job pushed
-// it to and checks it against the part: same media type and size, and for
-// a platform's image a config that names that platform.
+// it to and checks it against the part: same media type and size, for a
+// platform's image a config that names that platform, and for an
+// attestation manifest a subject that is the image its index entry names.
 func readEntry(image string, e *mergeEntry, opts []remote.Option) (v1.Image, error) {
 	ref := e.source.Digest(e.desc.Digest.String())
 	what := "manifest " + e.desc.Digest.String()
-	if !e.extra {
+	switch {
+	case !e.extra:
 		what += " of " + platform.Format(*e.desc.Platform)
+	case attestspec.IsAttestation(e.desc):
+		what = "attestation " + what
 	}
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("image %s: %s from %s: %s", image, what, e.from.Name(), fmt.Sprintf(format, args...))
@@ -107,6 +111,9 @@ func readEntry(image string, e *mergeEntry, opts []remote.Option) (v1.Image, err
 		return nil, fail("%v", err)
 	}
 	if e.extra {
+		if attestspec.IsAttestation(e.desc) {
+			return img, checkSubject(img, e.desc, fail)
+		}
 		return img, nil
 	}
 	cf, err := img.ConfigFile()
@@ -117,6 +124,24 @@ func readEntry(image string, e *mergeEntry, opts []remote.Option) (v1.Image, err
 		return nil, fail("%s", c.Reason)
 	}
 	return img, nil
+}
+
+// checkSubject fails when the attestation manifest img is not about the
+// image its index entry d names: its subject must be that image. The
+// manifest was read with the descriptor: no request.
+func checkSubject(img v1.Image, d v1.Descriptor, fail func(string, ...any) error) error {
+	m, err := img.Manifest()
+	if err != nil {
+		return fail("%v", err)
+	}
+	ref := d.Annotations[attestspec.AnnotationReferenceDigest]
+	switch {
+	case m.Subject == nil:
+		return fail("has no subject, its index entry says it is about %s; merge the part files as their jobs wrote them", ref)
+	case m.Subject.Digest.String() != ref:
+		return fail("its subject is %s, its index entry says it is about %s (%s); merge the part files as their jobs wrote them", m.Subject.Digest, ref, attestspec.AnnotationReferenceDigest)
+	}
+	return nil
 }
 
 // index builds mi's index over the images read, and the Result's record of

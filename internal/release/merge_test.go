@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"fmt"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
@@ -36,9 +38,9 @@ type fanOut struct {
 }
 
 // newFanOut pushes, for each platform, one image of each name (and, with
-// attest, an attestation-like manifest for it) to REGISTRY/jobs/NAME, and
+// attestations, its attestation manifest) to REGISTRY/jobs/NAME, and
 // writes the part that platform's job would.
-func newFanOut(t *testing.T, ps string, attest bool, names ...string) *fanOut {
+func newFanOut(t *testing.T, ps string, attestations bool, names ...string) *fanOut {
 	t.Helper()
 	f := &fanOut{log: &testkit.RequestLog{}, platforms: platforms(t, ps), names: names, images: map[string][]v1.Image{},
 		meta: manifest.Meta{Created: epoch, Revision: "abc", Version: "v1.2.3", Source: "https://example.com/r"}}
@@ -56,10 +58,11 @@ func newFanOut(t *testing.T, ps string, attest bool, names ...string) *fanOut {
 			pi := part.Image{Name: n, Repository: repo.String(), Annotations: f.meta.Annotations("", v1.Hash{}),
 				Tags: []string{"v1.2.3", "latest"}, Manifests: []v1.Descriptor{d},
 				PlatformTags: []part.PlatformTag{{Platform: platform.Format(p), Digest: d.Digest, Tag: platform.GitLabArch(p) + "-v1.2.3"}}}
-			if attest {
-				att := testkit.Image(t, v1.Platform{OS: "unknown", Architecture: "unknown"}, 64, 1)
-				ad := push(t, repo, att, &v1.Platform{OS: "unknown", Architecture: "unknown"})
-				ad.Annotations = map[string]string{attestspec.AnnotationReferenceDigest: d.Digest.String(), "vnd.docker.reference.type": "attestation-manifest"}
+			if attestations {
+				att, err := attest.AttestationManifest(d, attest.Statement{PredicateType: attestspec.PredicateSPDX, JSON: []byte(`{"n":"` + n + `"}`)})
+				require.NoError(t, err)
+				ad := att.IndexEntry()
+				require.NoError(t, remote.Write(repo.Digest(ad.Digest.String()), att))
 				pi.Manifests = append(pi.Manifests, ad)
 			}
 			pf.Images = append(pf.Images, pi)
@@ -278,4 +281,57 @@ func TestMergeRepositories(t *testing.T) {
 	m, err := PlanMerge(f.parts, opts)
 	require.NoError(t, err)
 	assert.Equal(t, f.host+"/final/helper", m.Naming()["helper"][0].Repository.String())
+}
+
+// TestMergeRefusesStrayAttestations: an attestation manifest must be about
+// one of the image's platform images, and its subject must be the image
+// its index entry names; merge refuses a part where either is not so,
+// before anything is written.
+func TestMergeRefusesStrayAttestations(t *testing.T) {
+	const job = `parts/x86_64.json (job 1 "build: [linux/amd64]")`
+	zero := "sha256:" + strings.Repeat("0", 64)
+	for _, tc := range []struct {
+		name    string
+		edit    func(t *testing.T, f *fanOut, att *v1.Descriptor)
+		planErr string
+		runErr  string
+	}{
+		{name: "about no platform image", edit: func(t *testing.T, f *fanOut, att *v1.Descriptor) {
+			att.Annotations[attestspec.AnnotationReferenceDigest] = zero
+		}, planErr: `image helper: attestation manifest %s from ` + job + ` is about "` + zero + `" (its vnd.docker.reference.digest), none of the image's platform images; merge the part files as their jobs wrote them`},
+		{name: "without a reference", edit: func(t *testing.T, f *fanOut, att *v1.Descriptor) {
+			delete(att.Annotations, attestspec.AnnotationReferenceDigest)
+		}, planErr: `image helper: attestation manifest %s from ` + job + ` is about "" (its vnd.docker.reference.digest), none of the image's platform images; merge the part files as their jobs wrote them`},
+		{name: "subject is another image", edit: func(t *testing.T, f *fanOut, att *v1.Descriptor) {
+			att.Annotations[attestspec.AnnotationReferenceDigest] = f.parts[1].Images[0].Manifests[0].Digest.String()
+		}, runErr: `image helper: attestation manifest %s from ` + job + `: its subject is %s, its index entry says it is about %s (vnd.docker.reference.digest); merge the part files as their jobs wrote them`},
+		{name: "no subject", edit: func(t *testing.T, f *fanOut, att *v1.Descriptor) {
+			d := push(t, f.repo(t, "jobs/helper"), testkit.Image(t, v1.Platform{OS: "unknown", Architecture: "unknown"}, 64, 1), att.Platform)
+			d.Annotations = att.Annotations
+			*att = d
+		}, runErr: `image helper: attestation manifest %s from ` + job + `: has no subject, its index entry says it is about %[3]s; merge the part files`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFanOut(t, "linux/amd64,linux/arm64", true, "helper")
+			att := &f.parts[0].Images[0].Manifests[1]
+			require.True(t, attestspec.IsAttestation(*att))
+			subject := f.parts[0].Images[0].Manifests[0].Digest
+			tc.edit(t, f, att)
+			f.log.Take()
+			m, err := PlanMerge(f.parts, f.options())
+			if tc.planErr != "" {
+				require.Error(t, err)
+				assert.Equal(t, fmt.Sprintf(tc.planErr, att.Digest), err.Error())
+				return
+			}
+			require.NoError(t, err)
+			_, err = m.Run(t.Context())
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), fmt.Sprintf(tc.runErr, att.Digest, subject, att.Annotations[attestspec.AnnotationReferenceDigest]))
+			assert.NotContains(t, err.Error(), "\n")
+			for _, r := range f.log.Take() {
+				assert.NotRegexp(t, "^(PUT|POST|PATCH|DELETE) ", r, "merge wrote before refusing")
+			}
+		})
+	}
 }
