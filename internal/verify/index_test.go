@@ -25,6 +25,8 @@ func TestIndexOddEntries(t *testing.T) {
 		mutate.IndexAddendum{Add: child, Descriptor: v1.Descriptor{Platform: &arm64}},
 		mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &unknown, Annotations: map[string]string{"vnd.docker.reference.type": "attestation-manifest"}}},
 		mutate.IndexAddendum{Add: testImage(t, armv7, v1.Config{})},
+		// No attestation (no annotation), but no runtime selects it either.
+		mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &unknown}},
 	)
 	idx = roundTrip(t, idx)
 	im, err := idx.IndexManifest()
@@ -36,7 +38,7 @@ func TestIndexOddEntries(t *testing.T) {
 		problem(CheckCoverage, "", "entry "+im.Manifests[3].Digest.String()+" has no platform: clients cannot pick it"),
 		problem(CheckCoverage, "linux/arm64", "missing from the index"),
 	}, r.Problems)
-	require.Len(t, r.Platforms, 1, "attestations and broken entries are not checked")
+	require.Len(t, r.Platforms, 1, "attestations, unknown/unknown and broken entries are not checked")
 	assert.Equal(t, "linux/amd64", r.Platforms[0].Platform)
 	assert.True(t, r.Platforms[0].OK())
 }
