@@ -6,6 +6,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
@@ -36,6 +37,11 @@ type ByDigest struct {
 func (d *ByDigest) Publish(ctx context.Context, images []Image) error {
 	var out []Image
 	for _, img := range images {
+		if len(img.Referrers) > 0 {
+			// A job writes no tag, and without the referrers API a
+			// referrer needs its fallback tag: merge could not carry them.
+			return fmt.Errorf("image %s: a by-digest push cannot carry referrers; attest in the index (--attest index)", img.Name)
+		}
 		out = append(out, d.naming.split(img)...)
 	}
 	if err := PushByDigest(ctx, out, d.registryOptions(ctx)); err != nil {
@@ -50,7 +56,7 @@ func (d *ByDigest) Publish(ctx context.Context, images []Image) error {
 			return err
 		}
 		for _, m := range im.Manifests {
-			if m.Platform != nil {
+			if attestspec.IsPlatformImage(m) { // not its attestations (unknown/unknown)
 				f.Platforms = append(f.Platforms, platform.Format(*m.Platform))
 			}
 		}
