@@ -53,7 +53,7 @@ a platform missing or given twice, and a manifest the registry does not have.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.platforms, "platforms", "", "the release's platforms, in index order (default: the recipe's, as the parts record it)")
+	fl.StringVar(&f.platforms, "platforms", "", "the release's platforms, in index order (default: the list the parts record; when they all record one, it must be that list)")
 	fl.StringVar(&f.config, "config", "", "check that every part was built from this recipe (helperbuild.yaml)")
 	fl.StringVar(&f.repo, "repo", "", "publish every image under PREFIX/<image name> instead of where the parts were pushed (blobs are mounted from there)")
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "write the result (digests, tags, platforms) as JSON to this file")
