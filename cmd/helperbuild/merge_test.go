@@ -74,6 +74,7 @@ func TestMergeFanOut(t *testing.T) {
 			"--platforms", p, "--repo", host+"/fan", "--cache-dir", filepath.Join(t.TempDir(), "cache"))
 		require.Equal(t, 0, code, stderr)
 		assert.Contains(t, stdout, host+"/fan/hello (by digest, no tag; part file ")
+		assert.Contains(t, stdout, "TAGS (merge writes them)", "the platform tags the job lists are not written yet")
 		assert.NotContains(t, stderr, "msg=tagged")
 	}
 	repos := []string{host + "/fan/hello", host + "/fan/hello-runner"}

@@ -28,7 +28,8 @@ func printResult(w io.Writer, res *release.Result, d publish.Destination) error 
 		if tags := d.IndexTags(pi); len(tags) > 0 {
 			fmt.Fprintf(w, "  tags: %s\n", strings.Join(tags, " "))
 		}
-		if err := platformTable(w, img); err != nil {
+		_, byDigest := d.(*publish.ByDigest)
+		if err := platformTable(w, img, byDigest); err != nil {
 			return err
 		}
 		if _, registry := d.(*publish.Registry); registry {
@@ -40,10 +41,15 @@ func printResult(w io.Writer, res *release.Result, d publish.Destination) error 
 
 // platformTable is one row per platform: the manifest's digest, the
 // image's compressed size (config and layers, what a pull downloads) and
-// its platform tags.
-func platformTable(w io.Writer, img release.Image) error {
+// its platform tags, or, for a by-digest job (pending), the tags merge
+// will write.
+func platformTable(w io.Writer, img release.Image, pending bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  PLATFORM\tMANIFEST\tCOMPRESSED SIZE\tTAGS")
+	tagsHeader := "TAGS"
+	if pending {
+		tagsHeader = "TAGS (merge writes them)"
+	}
+	fmt.Fprintln(tw, "  PLATFORM\tMANIFEST\tCOMPRESSED SIZE\t"+tagsHeader)
 	for _, p := range img.Platforms {
 		tags := "-"
 		if len(p.Tags) > 0 {
