@@ -120,7 +120,8 @@ func recipeOf(env Env, path string) (attest.Recipe, error) {
 }
 
 // writeAttestDir writes every platform's statements and SPDX document
-// under dir: IMAGE/OS-ARCH[-VARIANT]/.
+// under dir: IMAGE/OS-ARCH[-VARIANT]/, each file whole or not at all (a
+// CI artifact collector never takes half a statement).
 func writeAttestDir(dir string, res *release.Result) error {
 	for _, img := range res.Images {
 		for _, p := range img.Platforms {
@@ -137,7 +138,7 @@ func writeAttestDir(dir string, res *release.Result) error {
 				"sbom.intoto.json":       at.SBOM.JSON,
 				"provenance.intoto.json": at.Provenance.JSON,
 			} {
-				if err := os.WriteFile(filepath.Join(pd, name), data, 0o644); err != nil {
+				if err := writeFileAtomic(filepath.Join(pd, name), data); err != nil {
 					return fmt.Errorf("--attest-dir: %w", err)
 				}
 			}
