@@ -120,12 +120,67 @@ func PlanMerge(parts []*part.File, opts MergeOptions) (*Merge, error) {
 			}
 		}
 	}
+	m.images = inPartOrder(m.images, parts)
 	for _, mi := range m.images {
 		if err := mi.complete(parts); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// inPartOrder sorts images as the parts list them: each part lists its
+// images in the release's order, but a part may lack an image (one that
+// builds none of its job's platforms), so the first part alone does not
+// give the order. Ties (images no part orders) keep their first
+// appearance.
+func inPartOrder(images []*mergeImage, parts []*part.File) []*mergeImage {
+	after := map[string]map[string]bool{} // name -> names that come before it
+	for _, f := range parts {
+		var seen []string
+		for _, pi := range f.Images {
+			if slices.Contains(seen, pi.Name) {
+				continue // one image in several repositories
+			}
+			for _, b := range seen {
+				if after[pi.Name] == nil {
+					after[pi.Name] = map[string]bool{}
+				}
+				after[pi.Name][b] = true
+			}
+			seen = append(seen, pi.Name)
+		}
+	}
+	out := make([]*mergeImage, 0, len(images))
+	placed := map[string]bool{}
+	for len(out) < len(images) {
+		next := -1
+		for i, mi := range images {
+			if placed[mi.name] {
+				continue
+			}
+			ready := true
+			for b := range after[mi.name] {
+				if !placed[b] {
+					ready = false
+				}
+			}
+			if ready {
+				next = i
+				break
+			}
+		}
+		if next < 0 { // parts that disagree on the order: keep first appearance
+			for _, mi := range images {
+				if !placed[mi.name] {
+					out, placed[mi.name] = append(out, mi), true
+				}
+			}
+			break
+		}
+		out, placed[images[next].name] = append(out, images[next]), true
+	}
+	return out
 }
 
 // placementKey is the repositories of an image in a part and the tags it

@@ -335,3 +335,49 @@ func TestMergeRefusesStrayAttestations(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeImagesInReleaseOrder: the first part lacks the first image
+// (it builds none of that job's platforms); merge still lists, reports
+// and tags the images in the release's order.
+func TestMergeImagesInReleaseOrder(t *testing.T) {
+	partOf := func(names ...string) *part.File {
+		f := &part.File{}
+		for _, n := range names {
+			f.Images = append(f.Images, part.Image{Name: n})
+		}
+		return f
+	}
+	images := func(names ...string) []*mergeImage {
+		var out []*mergeImage
+		for _, n := range names {
+			out = append(out, &mergeImage{name: n})
+		}
+		return out
+	}
+	namesOf := func(ms []*mergeImage) []string {
+		var out []string
+		for _, mi := range ms {
+			out = append(out, mi.name)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		parts []*part.File
+		first []string // first appearance
+		want  []string
+	}{
+		{"first part lacks the first image", []*part.File{partOf("runner"), partOf("helper", "runner"), partOf("helper", "runner")},
+			[]string{"runner", "helper"}, []string{"helper", "runner"}},
+		{"an image in two repositories", []*part.File{partOf("runner", "runner"), partOf("helper", "helper", "runner", "runner")},
+			[]string{"runner", "helper"}, []string{"helper", "runner"}},
+		{"three images, each part a share", []*part.File{partOf("c"), partOf("b", "c"), partOf("a", "c")},
+			[]string{"c", "b", "a"}, []string{"b", "a", "c"}},
+		{"parts that disagree keep first appearance", []*part.File{partOf("a", "b"), partOf("b", "a")},
+			[]string{"a", "b"}, []string{"a", "b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, namesOf(inPartOrder(images(tc.first...), tc.parts)))
+		})
+	}
+}
