@@ -84,7 +84,10 @@ func statementsOf(imgs []v1.Image, from string) ([]statementBlob, error) {
 // provenance, both about this manifest; the SBOM's Go modules per binary
 // equal the binary's build info; the provenance's base digests equal the
 // manifest's base digest annotation.
-func attestCheck(digest v1.Hash, annotations map[string]string, statements []statementBlob, bins []elfFile) []Check {
+//
+// alone says the manifest was read by itself (a per-platform tag), not
+// from an index: only its referrers could be asked.
+func attestCheck(digest v1.Hash, annotations map[string]string, statements []statementBlob, bins []elfFile, alone bool) []Check {
 	f := findings{name: CheckAttest}
 	var sbom, prov *statementBlob
 	for i, s := range statements {
@@ -100,6 +103,9 @@ func attestCheck(digest v1.Hash, annotations map[string]string, statements []sta
 		}
 	}
 	switch {
+	case sbom == nil && prov == nil && alone:
+		f.fail("no attestations: the registry's referrers hold no SBOM or provenance for " + digest.String() +
+			"; attestations stored in the image index (--attest index) are not reachable from one platform's manifest: verify the index's tag")
 	case sbom == nil && prov == nil:
 		f.fail("no attestations: neither the index nor the registry's referrers hold an SBOM or provenance for " + digest.String())
 		return f.done("")

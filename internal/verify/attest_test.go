@@ -157,4 +157,13 @@ func TestAttestations(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, failures(r))
 	assert.Equal(t, 1, asked)
+
+	// One platform's manifest alone (a per-platform tag) reaches only its
+	// referrers: without them, the failure says to verify the index.
+	r, err = Image(context.Background(), img, Options{Platforms: []v1.Platform{arm64}, Attestations: true,
+		Referrers: func(context.Context, v1.Hash) ([]v1.Image, error) { return nil, nil }})
+	require.NoError(t, err)
+	got := failures(r)
+	require.Len(t, got, 1, "%q", got)
+	assert.Contains(t, got[0], "not reachable from one platform's manifest: verify the index's tag")
 }

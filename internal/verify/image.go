@@ -91,7 +91,7 @@ func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, op
 		if err != nil {
 			return nil, err
 		}
-		checks = append(checks, attestCheck(d, m.Annotations, statements, arch.files)...)
+		checks = append(checks, attestCheck(d, m.Annotations, statements, arch.files, desc == nil)...)
 	}
 	return checks, nil
 }
