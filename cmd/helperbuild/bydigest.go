@@ -94,7 +94,7 @@ func (d *destination) setPart(env Env, cfg *recipe.Config, whole, plan *recipe.P
 	for _, img := range plan.Images {
 		d.contracts[img.Name] = img.Contract
 	}
-	d.part.Platforms = formatAll(rel)
+	d.part.Platforms = platform.FormatAll(rel)
 	if cfg == nil {
 		return nil
 	}
@@ -110,21 +110,12 @@ func (d *destination) setPart(env Env, cfg *recipe.Config, whole, plan *recipe.P
 			d.imagePlatforms = map[string][]string{}
 		}
 		// Its own platforms, those of the release when it names a subset.
-		d.imagePlatforms[img.Name] = formatAll(img.Platforms)
+		d.imagePlatforms[img.Name] = platform.FormatAll(img.Platforms)
 		for _, wi := range whole.Images {
 			if wi.Name == img.Name {
-				d.imagePlatforms[img.Name] = formatAll(recipe.Values(wi.Platforms))
+				d.imagePlatforms[img.Name] = platform.FormatAll(recipe.Values(wi.Platforms))
 			}
 		}
 	}
 	return nil
-}
-
-// formatAll formats every platform of ps.
-func formatAll(ps []v1.Platform) []string {
-	var out []string
-	for _, p := range ps {
-		out = append(out, platform.Format(p))
-	}
-	return out
 }

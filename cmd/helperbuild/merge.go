@@ -12,6 +12,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/part"
+	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/release"
@@ -118,7 +119,7 @@ func mergeAndPublish(cmd *cobra.Command, f *mergeFlags, opts release.MergeOption
 		}
 	}
 	prog.rep.Event(progress.Event{Kind: progress.KindStart, Message: cmd.CommandPath(), Destination: strings.Join(refs, ", "),
-		Images: m.Names(), Platforms: formatAll(m.Platforms())})
+		Images: m.Names(), Platforms: platform.FormatAll(m.Platforms())})
 	if f.dotenv != "" {
 		var images []dotenvImage
 		for _, n := range m.Names() {

@@ -95,13 +95,18 @@ func Format(p v1.Platform) string {
 	return s
 }
 
+// FormatAll formats every platform of list, in order; nil for none.
+func FormatAll(list []v1.Platform) []string {
+	var out []string
+	for _, p := range list {
+		out = append(out, Format(p))
+	}
+	return out
+}
+
 // FormatList prints platforms comma-separated.
 func FormatList(list []v1.Platform) string {
-	s := make([]string, len(list))
-	for i, p := range list {
-		s[i] = Format(p)
-	}
-	return strings.Join(s, ",")
+	return strings.Join(FormatAll(list), ",")
 }
 
 // GitLabArch is the architecture name GitLab Runner uses in helper image tags:
