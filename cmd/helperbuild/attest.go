@@ -1,19 +1,17 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/pflag"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/manifest"
+	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
@@ -97,11 +95,10 @@ func sourceRef(env Env) string {
 // (CI_PROJECT_DIR in CI, else the working directory; its name alone when
 // it lies outside) and its digest.
 func recipeOf(env Env, path string) (attest.Recipe, error) {
-	data, err := os.ReadFile(path)
+	named, err := part.RecipeAt(path)
 	if err != nil {
 		return attest.Recipe{}, usagef("recipe %s: %v", path, reason(err))
 	}
-	sum := sha256.Sum256(data)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return attest.Recipe{}, err
@@ -116,7 +113,7 @@ func recipeOf(env Env, path string) (attest.Recipe, error) {
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		rel = filepath.Base(abs)
 	}
-	return attest.Recipe{Path: filepath.ToSlash(rel), Digest: v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}}, nil
+	return attest.Recipe{Path: filepath.ToSlash(rel), Digest: named.Digest}, nil
 }
 
 // writeAttestDir writes every platform's statements and SPDX document
