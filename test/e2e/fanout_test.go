@@ -72,9 +72,7 @@ func TestFanOutRelease(t *testing.T) {
 		// The same example one commit later, its linux/amd64 job.
 		next := filepath.Join(t.TempDir(), "example")
 		mustRun(t, command(t, nil, "cp", "-a", dir, next))
-		env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-			"GIT_AUTHOR_NAME=e2e", "GIT_AUTHOR_EMAIL=e2e@example.invalid", "GIT_AUTHOR_DATE=2025-01-03T03:04:05Z",
-			"GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.invalid", "GIT_COMMITTER_DATE=2025-01-03T03:04:05Z")
+		env := fixedGitEnv("2025-01-03T03:04:05Z")
 		mustRun(t, command(t, env, "git", "-C", next, "commit", "-q", "--allow-empty", "-m", "next"))
 		other := filepath.Join(t.TempDir(), "next-amd64.json")
 		s.mustHelperbuild(t, next, s.helperbuildEnv(t, "CI_JOB_ID=2000", "CI_JOB_NAME=build: [linux/amd64]"),

@@ -39,7 +39,7 @@ func (s *Suite) exampleDir(t *testing.T) string {
 		writeE2EConfig(t, filepath.Join(dir, "helperbuild.yaml"), filepath.Join(dir, e2eConfig),
 			s.plain.ref(baseRepo+":"+baseTag))
 
-		env := fixedGitEnv()
+		env := fixedGitEnv(fixtureCommitDate)
 		git := func(args ...string) {
 			cmd := command(t, env, append([]string{"git", "-C", dir}, args...)...)
 			mustRun(t, cmd)
@@ -52,12 +52,15 @@ func (s *Suite) exampleDir(t *testing.T) string {
 	})
 }
 
+// fixtureCommitDate is the date of the fixtures' commits.
+const fixtureCommitDate = "2025-01-02T03:04:05Z"
+
 // fixedGitEnv is the environment for git commands that make commits: a fixed identity and
-// dates make the commit, and so the images, the same every run.
-func fixedGitEnv() []string {
+// date make the commit, and so the images, the same every run.
+func fixedGitEnv(date string) []string {
 	return append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=e2e", "GIT_AUTHOR_EMAIL=e2e@example.invalid", "GIT_AUTHOR_DATE=2025-01-02T03:04:05Z",
-		"GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.invalid", "GIT_COMMITTER_DATE=2025-01-02T03:04:05Z")
+		"GIT_AUTHOR_NAME=e2e", "GIT_AUTHOR_EMAIL=e2e@example.invalid", "GIT_AUTHOR_DATE="+date,
+		"GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.invalid", "GIT_COMMITTER_DATE="+date)
 }
 
 // writeE2EConfig copies the recipe at src to dst with every image's BASE_IMAGE argument set

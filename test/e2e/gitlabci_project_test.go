@@ -108,7 +108,7 @@ func (s *Suite) projectCopy(t *testing.T) string {
 		require.Equal(t, images, removed, "image: keys removed from %s", file)
 		require.NoError(t, os.WriteFile(path, stripped, 0o644))
 	}
-	env := fixedGitEnv()
+	env := fixedGitEnv(fixtureCommitDate)
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "project"},
 		{"tag", "-a", projectTag, "-m", projectTag}} {
 		mustRun(t, command(t, env, append([]string{"git", "-C", dir}, args...)...))
