@@ -31,6 +31,19 @@ type Image struct {
 	BaseName  string
 }
 
+// withIndex sets im's Index and Digest from idx, or passes err on; the
+// one way build and merge finish an Image.
+func (im *Image) withIndex(idx v1.ImageIndex, err error) (*Image, error) {
+	if err != nil {
+		return nil, err
+	}
+	im.Index = idx
+	if im.Digest, err = idx.Digest(); err != nil {
+		return nil, err
+	}
+	return im, nil
+}
+
 // Platform is one platform's manifest of an Image.
 type Platform struct {
 	Platform v1.Platform

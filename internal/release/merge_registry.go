@@ -180,18 +180,10 @@ func (mi *mergeImage) index(byDigest map[v1.Hash]v1.Image) (*Image, error) {
 			}
 		}
 	}
-	idx, err := manifest.IndexOf(descs, mi.annotations, func(h v1.Hash) (v1.Image, error) {
+	return out.withIndex(manifest.IndexOf(descs, mi.annotations, func(h v1.Hash) (v1.Image, error) {
 		if img, ok := byDigest[h]; ok {
 			return img, nil
 		}
 		return nil, fmt.Errorf("index has no image %s", h)
-	})
-	if err != nil {
-		return nil, err
-	}
-	out.Index = idx
-	if out.Digest, err = idx.Digest(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	}))
 }

@@ -140,13 +140,5 @@ func indexImage(im recipe.Image, units []unit, images []v1.Image, attests []*Att
 		}
 	}
 	out.BaseName = baseName
-	idx, err := manifest.Index(entries, opts.Meta.Annotations(baseName, baseDigest), attachments(out.Platforms)...)
-	if err != nil {
-		return nil, err
-	}
-	out.Index = idx
-	if out.Digest, err = idx.Digest(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out.withIndex(manifest.Index(entries, opts.Meta.Annotations(baseName, baseDigest), attachments(out.Platforms)...))
 }
