@@ -136,15 +136,9 @@ func benchParts(b *testing.B, host string, ps []v1.Platform, names ...string) ([
 
 // publishImages is res as publish takes it.
 func publishImages(res *Result) []publish.Image {
-	var out []publish.Image
+	out := make([]publish.Image, 0, len(res.Images))
 	for _, img := range res.Images {
-		pi := publish.Image{Name: img.Name, Index: img.Index, Tags: img.Tags}
-		for _, p := range img.Platforms {
-			for _, tag := range p.Tags {
-				pi.PlatformTags = append(pi.PlatformTags, publish.PlatformTag{Manifest: p.Digest, Tag: tag})
-			}
-		}
-		out = append(out, pi)
+		out = append(out, img.Publish())
 	}
 	return out
 }
