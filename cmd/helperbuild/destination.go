@@ -208,23 +208,6 @@ func (d *destination) openLayout(_ context.Context, _ *recipe.Plan, _ imageref.O
 	return &layout, nil
 }
 
-// publishImage is img as publish takes it; the destination says where it
-// goes.
-func publishImage(img release.Image) publish.Image {
-	p := publish.Image{Name: img.Name, Index: img.Index, Tags: img.Tags}
-	for _, pl := range img.Platforms {
-		for _, t := range pl.Tags {
-			p.PlatformTags = append(p.PlatformTags, publish.PlatformTag{Manifest: pl.Digest, Tag: t})
-		}
-		if pl.Attestation != nil {
-			for _, r := range pl.Attestation.Referrers {
-				p.Referrers = append(p.Referrers, publish.Referrer{Subject: pl.Digest, Manifest: r, Entry: r.IndexEntry()})
-			}
-		}
-	}
-	return p
-}
-
 // checkInsecure validates --insecure-registry values: HOST or HOST:PORT.
 func checkInsecure(hosts []string) error {
 	for _, h := range hosts {

@@ -92,7 +92,7 @@ func dotenv(res *release.Result, d publish.Destination, flag string) ([]byte, er
 	var images []dotenvImage
 	var values []string
 	for _, img := range res.Images {
-		pi := publishImage(img)
+		pi := img.Publish()
 		tag := dotenvTag(d.IndexTags(pi))
 		images = append(images, dotenvImage{name: img.Name, tagged: tag != ""})
 		values = append(values, d.Pinned(pi, img.Digest))

@@ -148,7 +148,7 @@ func mergeAndPublish(cmd *cobra.Command, f *mergeFlags, opts release.MergeOption
 	prog.phase(progress.KindPhaseEnd, "check", publishOutcome(res))
 	var images []publish.Image
 	for _, img := range res.Images {
-		images = append(images, publishImage(img))
+		images = append(images, img.Publish())
 	}
 	prog.phase(progress.KindPhaseStart, "publish", "publish: manifests by digest, checked, then tags")
 	if err := dest.Publish(ctx, images); err != nil {

@@ -81,7 +81,7 @@ func attestationMetadata(at *release.Attestation) *metadataAttestation {
 func metadataOf(res *release.Result, d publish.Destination) metadata {
 	m := metadata{SchemaVersion: metadataSchemaVersion, Images: []metadataImage{}}
 	for _, img := range res.Images {
-		pi := publishImage(img)
+		pi := img.Publish()
 		digest := img.Digest.String()
 		if _, job := d.(*publish.ByDigest); job {
 			digest = ""

@@ -218,7 +218,7 @@ func (r *buildRun) buildAndPublish(cmd *cobra.Command, prog *runProgress) (*rele
 	}
 	var images []publish.Image
 	for _, img := range res.Images {
-		images = append(images, publishImage(img))
+		images = append(images, img.Publish())
 	}
 	prog.phase(progress.KindPhaseStart, "publish", r.dest.publishHeader())
 	if err := dest.Publish(ctx, images); err != nil {

@@ -23,7 +23,7 @@ func printResult(w io.Writer, res *release.Result, d publish.Destination) error 
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		pi := publishImage(img)
+		pi := img.Publish()
 		fmt.Fprintln(w, d.Pinned(pi, img.Digest))
 		if tags := d.IndexTags(pi); len(tags) > 0 {
 			fmt.Fprintf(w, "  tags: %s\n", strings.Join(tags, " "))
@@ -90,7 +90,7 @@ func publishHint(w io.Writer, res *release.Result, d publish.Destination) error 
 	fmt.Fprintf(w, "To publish: run the same command as push with %s in place of --output\n", instead)
 	fmt.Fprintln(w, "(same commit, same digests; the cache spares the compiles), or copy each index as is (per-platform tags stay behind):")
 	for _, img := range res.Images {
-		pi := publishImage(img)
+		pi := img.Publish()
 		tags := d.IndexTags(pi)
 		if len(tags) == 0 {
 			continue
