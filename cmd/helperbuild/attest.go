@@ -11,6 +11,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/manifest"
+	"github.com/helperbuild/helperbuild/internal/outfile"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/release"
@@ -135,7 +136,7 @@ func writeAttestDir(dir string, res *release.Result) error {
 				"sbom.intoto.json":       at.SBOM.JSON,
 				"provenance.intoto.json": at.Provenance.JSON,
 			} {
-				if err := writeFileAtomic(filepath.Join(pd, name), data); err != nil {
+				if err := outfile.WriteBytes(filepath.Join(pd, name), data); err != nil {
 					return fmt.Errorf("--attest-dir: %w", err)
 				}
 			}

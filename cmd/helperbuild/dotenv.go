@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/helperbuild/helperbuild/internal/outfile"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/release"
@@ -139,5 +140,5 @@ func writeDotenv(path string, res *release.Result, d publish.Destination) error 
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, data)
+	return outfile.WriteBytes(path, data)
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/helperbuild/helperbuild/internal/outfile"
 )
 
 // ToArchive writes images as an OCI layout into a tar file (mode 0644
@@ -25,7 +27,7 @@ func ToArchive(ctx context.Context, file, tmpDir string, epoch time.Time, images
 	if err := ToLayout(ctx, dir, images); err != nil {
 		return err
 	}
-	err = writeFileAtomic(file, func(w io.Writer) error { return tarDir(ctx, w, dir, epoch) })
+	err = outfile.Write(file, func(w io.Writer) error { return tarDir(ctx, w, dir, epoch) })
 	if err != nil {
 		return fmt.Errorf("output %s: %w", file, err)
 	}

@@ -7,6 +7,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/outfile"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
@@ -74,7 +75,7 @@ func (d *ByDigest) Publish(ctx context.Context, images []Image) error {
 		return err
 	}
 	// Beside it first, then renamed: a reader never sees half a part.
-	if err := writeFileAtomic(d.PartFile, writeBytes(data)); err != nil {
+	if err := outfile.WriteBytes(d.PartFile, data); err != nil {
 		return fmt.Errorf("part file: %w", err)
 	}
 	logger(d.log).Info("part written", "file", d.PartFile, "images", len(f.Images))

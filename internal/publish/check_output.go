@@ -1,11 +1,11 @@
 package publish
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/helperbuild/helperbuild/internal/outfile"
 )
 
 // CheckLayoutDir fails when ToLayout could not write the layout at dir, so
@@ -25,7 +25,7 @@ func CheckLayoutDir(dir string) error {
 		}
 		parent := filepath.Dir(p)
 		if parent == p {
-			return fmt.Errorf("cannot create %s: %v", dir, reason(err))
+			return fmt.Errorf("cannot create %s: %v", dir, outfile.Reason(err))
 		}
 		p = parent
 	}
@@ -37,7 +37,7 @@ func CheckLayoutDir(dir string) error {
 	}
 	probe, err := os.MkdirTemp(p, ".helperbuild-probe-")
 	if err != nil {
-		return fmt.Errorf("cannot create %s: %s does not take new directories (%v)", dir, p, reason(err))
+		return fmt.Errorf("cannot create %s: %s does not take new directories (%v)", dir, p, outfile.Reason(err))
 	}
 	return os.Remove(probe)
 }
@@ -61,20 +61,10 @@ func CheckArchiveFile(file string) error {
 
 // probeFile creates and removes a file in dir, where target will be written.
 func probeFile(target, dir string) error {
-	f, err := createTemp(dir, ".helperbuild-probe-")
+	f, err := outfile.CreateTemp(dir, ".helperbuild-probe-")
 	if err != nil {
-		return fmt.Errorf("cannot write %s: %s takes no new files (%v)", target, dir, reason(err))
+		return fmt.Errorf("cannot write %s: %s takes no new files (%v)", target, dir, outfile.Reason(err))
 	}
 	f.Close()
 	return os.Remove(f.Name())
-}
-
-// reason is the system's word for a failed file operation ("read-only file
-// system"), without the path it already names.
-func reason(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

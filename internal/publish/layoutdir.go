@@ -7,23 +7,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/helperbuild/helperbuild/internal/outfile"
 )
 
 // File modes of everything helperbuild writes, before the umask: what an
 // ordinary `cp` or `tar x` would give, nothing executable.
 const (
-	dirMode  = 0o755
-	fileMode = 0o644
+	dirMode = 0o755
 )
 
 // layoutDir writes an OCI image layout by hand instead of through
@@ -186,7 +185,7 @@ func (l *layoutDir) writeBlob(b blob) error {
 		return fmt.Errorf("blob %s: %w", b.digest, err)
 	}
 	defer rc.Close()
-	return writeFileAtomic(path, func(w io.Writer) error {
+	return outfile.Write(path, func(w io.Writer) error {
 		n, err := io.Copy(w, rc)
 		if err != nil {
 			return fmt.Errorf("blob %s: %w", b.digest, err)
@@ -241,7 +240,7 @@ func (l *layoutDir) commit() error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(marker, writeBytes(version)); err != nil {
+		if err := outfile.WriteBytes(marker, version); err != nil {
 			return fmt.Errorf("layout %s: %w", l.dir, err)
 		}
 	}
@@ -249,42 +248,10 @@ func (l *layoutDir) commit() error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(l.dir, specsv1.ImageIndexFile), writeBytes(append(data, '\n'))); err != nil {
+	if err := outfile.WriteBytes(filepath.Join(l.dir, specsv1.ImageIndexFile), append(data, '\n')); err != nil {
 		return fmt.Errorf("layout %s: %w", l.dir, err)
 	}
 	return nil
-}
-
-// writeFileAtomic writes path (mode 0644 before the umask) through a
-// temporary file beside it, renamed into place only when write succeeded:
-// a reader sees the old file or the whole new one.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	f, err := createTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name()) // a no-op after the rename
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
-// createTemp is os.CreateTemp with fileMode instead of 0600.
-func createTemp(dir, prefix string) (*os.File, error) {
-	for range 100 {
-		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, fileMode)
-		if errors.Is(err, os.ErrExist) {
-			continue
-		}
-		return f, err
-	}
-	return nil, fmt.Errorf("no unused temporary file name in %s", dir)
 }
 
 // bytesBlob is a blob held in memory (a manifest or a config).
@@ -292,11 +259,4 @@ func bytesBlob(d v1.Hash, data []byte) blob {
 	return blob{digest: d, size: int64(len(data)), open: func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(data)), nil
 	}}
-}
-
-func writeBytes(b []byte) func(io.Writer) error {
-	return func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	}
 }
