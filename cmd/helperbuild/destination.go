@@ -9,6 +9,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/part"
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/release"
@@ -171,7 +172,7 @@ func publishOutcome(res *release.Result) string {
 	for _, img := range res.Images {
 		manifests += len(img.Platforms)
 	}
-	return fmt.Sprintf("%d %s, %d %s", indexes, plural(indexes, "index", "indexes"), manifests, plural(manifests, "manifest", "manifests"))
+	return fmt.Sprintf("%d %s, %d %s", indexes, progress.Plural(indexes, "index", "indexes"), manifests, progress.Plural(manifests, "manifest", "manifests"))
 }
 
 // layoutTags are the tag names of a config-free image.

@@ -82,7 +82,7 @@ func publishHint(w io.Writer, res *release.Result, d publish.Destination) error 
 		manifests += len(img.Platforms)
 	}
 	fmt.Fprintf(w, "\nWritten to the %s %s: %d %s, %d platform %s.\n", what, layout.Ref.Path,
-		len(res.Images), plural(len(res.Images), "image", "images"), manifests, plural(manifests, "manifest", "manifests"))
+		len(res.Images), progress.Plural(len(res.Images), "image", "images"), manifests, progress.Plural(manifests, "manifest", "manifests"))
 	instead := "--repo REGISTRY/GROUP"
 	if layout.Single && len(res.Images) == 1 {
 		instead = "--tag REGISTRY/GROUP/" + res.Images[0].Name + ":TAG"
@@ -99,11 +99,4 @@ func publishHint(w io.Writer, res *release.Result, d publish.Destination) error 
 		fmt.Fprintf(w, "  skopeo copy --all --preserve-digests %s docker://REGISTRY/GROUP/%s:%s\n", tags[0], img.Name, tag)
 	}
 	return nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

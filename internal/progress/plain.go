@@ -73,7 +73,7 @@ func (p *Plain) render(e Event) {
 			p.endSection(e.Time)
 		}
 	case KindCompiled:
-		fmt.Fprintf(p.w, "compiled %s: %d %s in %s\n", e.Platform, e.Count, plural(e.Count, "binary", "binaries"), Duration(e.Duration))
+		fmt.Fprintf(p.w, "compiled %s: %d %s in %s\n", e.Platform, e.Count, Plural(e.Count, "binary", "binaries"), Duration(e.Duration))
 	case KindStage:
 		switch e.Stage {
 		case Done:
@@ -120,14 +120,14 @@ func (p *Plain) endSection(now time.Time) {
 func StartLine(e Event) string {
 	var b strings.Builder
 	b.WriteString(e.Message)
-	fmt.Fprintf(&b, ": %d %s (%s) × ", len(e.Images), plural(len(e.Images), "image", "images"), strings.Join(e.Images, ", "))
+	fmt.Fprintf(&b, ": %d %s (%s) × ", len(e.Images), Plural(len(e.Images), "image", "images"), strings.Join(e.Images, ", "))
 	if len(e.Platforms) == 0 {
 		b.WriteString("every platform the base offers")
 	} else {
-		fmt.Fprintf(&b, "%d %s (%s)", len(e.Platforms), plural(len(e.Platforms), "platform", "platforms"), strings.Join(e.Platforms, ", "))
+		fmt.Fprintf(&b, "%d %s (%s)", len(e.Platforms), Plural(len(e.Platforms), "platform", "platforms"), strings.Join(e.Platforms, ", "))
 	}
 	if len(e.Binaries) > 0 {
-		fmt.Fprintf(&b, ", %d %s (%s)", len(e.Binaries), plural(len(e.Binaries), "binary", "binaries"), strings.Join(e.Binaries, ", "))
+		fmt.Fprintf(&b, ", %d %s (%s)", len(e.Binaries), Plural(len(e.Binaries), "binary", "binaries"), strings.Join(e.Binaries, ", "))
 	}
 	if e.Destination != "" {
 		b.WriteString(" → " + e.Destination)
@@ -149,7 +149,7 @@ func doneLine(e Event) string {
 		s += " " + Size(e.Total)
 	}
 	if e.Count > 0 {
-		s += fmt.Sprintf(", %d new %s", e.Count, plural(e.Count, "layer", "layers"))
+		s += fmt.Sprintf(", %d new %s", e.Count, Plural(e.Count, "layer", "layers"))
 	}
 	if e.Bytes > 0 {
 		s += ", " + Size(e.Bytes) + " uploaded"
@@ -167,7 +167,9 @@ func logLine(e Event) string {
 	return b.String()
 }
 
-func plural(n int, one, many string) string {
+// Plural is one when n is 1, else many: the one place helperbuild
+// words a count.
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}

@@ -77,10 +77,10 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 	}
 	bases := "no base image (scratch)"
 	if n := b.count(); n > 0 {
-		bases = fmt.Sprintf("%d base %s pinned", n, plural(n, "image", "images"))
+		bases = fmt.Sprintf("%d base %s pinned", n, progress.Plural(n, "image", "images"))
 	}
 	resolved := progress.Event{Kind: progress.KindPhaseEnd, Phase: "resolve", Message: fmt.Sprintf("%s, %d %s",
-		bases, len(plan.Platforms), plural(len(plan.Platforms), "platform", "platforms"))}
+		bases, len(plan.Platforms), progress.Plural(len(plan.Platforms), "platform", "platforms"))}
 	for _, p := range plan.Platforms {
 		resolved.Platforms = append(resolved.Platforms, platform.Format(p.Platform))
 	}
@@ -109,7 +109,7 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 		return nil, err
 	}
 	opts.phase(progress.KindPhaseEnd, "build", fmt.Sprintf("%d %s, %d %s built and checked",
-		len(targets), plural(len(targets), "binary", "binaries"), len(res.Images), plural(len(res.Images), "image", "images")))
+		len(targets), progress.Plural(len(targets), "binary", "binaries"), len(res.Images), progress.Plural(len(res.Images), "image", "images")))
 	if opts.CacheDir != "" {
 		// Layers no run used for a week go, so a CI cache stays bounded.
 		if freed, err := cache.Prune(cacheMaxAge); err != nil {
@@ -253,13 +253,6 @@ func preflightAndPlan(ctx context.Context, plan *recipe.Plan, b *bases, opts Opt
 		return nil, nil, preflightErr
 	}
 	return plan, units, err
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // cacheMaxAge is how long an unused cached layer is kept.
