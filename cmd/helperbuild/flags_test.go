@@ -103,7 +103,7 @@ func TestEveryFlagInBothModes(t *testing.T) {
 		"insecure-registry": same([]string{"--insecure-registry", "registry.local:5000"}, func(t *testing.T, r *buildRun) {
 			assert.Equal(t, []string{"registry.local:5000"}, r.images.Insecure)
 		}),
-		"retries":  same([]string{"--retries", "7"}, func(t *testing.T, r *buildRun) { assert.Equal(t, 7, r.retry.retries) }),
+		"retries":  same([]string{"--retries", "7"}, func(t *testing.T, r *buildRun) { assert.Equal(t, 7, r.retry.retryCount) }),
 		"timeout":  same([]string{"--timeout", "9s"}, func(t *testing.T, r *buildRun) { assert.Equal(t, 9*time.Second, r.retry.timeout) }),
 		"progress": same([]string{"--progress", "json"}, func(t *testing.T, r *buildRun) { assert.Equal(t, "json", r.progress.mode) }),
 		"verbose":  same([]string{"-v"}, func(t *testing.T, r *buildRun) { assert.True(t, r.progress.verbose) }),

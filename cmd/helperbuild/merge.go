@@ -15,6 +15,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
 
@@ -102,11 +103,11 @@ func runMerge(cmd *cobra.Command, env Env, f *mergeFlags, args []string) error {
 func mergeAndPublish(cmd *cobra.Command, f *mergeFlags, opts release.MergeOptions, parts []*part.File, prog *runProgress) (*release.Result, publish.Destination, error) {
 	ctx := cmd.Context()
 	log := prog.log
-	imgOpts, rt, err := withRetries(opts.Images, f.retry, prog.retry)
+	imgOpts, rt, err := registry.WithRetries(opts.Images, f.retry.retries(), prog.retry)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer reportRetries(log, rt)
+	defer registry.ReportRetries(log, rt)
 	opts.Images, opts.Logger = imgOpts, log
 	m, err := release.PlanMerge(parts, opts)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
+	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/release"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
@@ -189,11 +190,11 @@ func (r *buildRun) buildAndPublish(cmd *cobra.Command, prog *runProgress) (*rele
 	// Every base blob is fetched once per run, however many platforms,
 	// images and checks read it.
 	opts.Blobs = imageref.NewBlobs(filepath.Join(tmp, "blobs"))
-	imgOpts, rt, err := withRetries(opts, r.retry, prog.retry)
+	imgOpts, rt, err := registry.WithRetries(opts, r.retry.retries(), prog.retry)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer reportRetries(log, rt)
+	defer registry.ReportRetries(log, rt)
 	ro := release.Options{
 		Env:              r.env,
 		Jobs:             r.jobs,

@@ -1,19 +1,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/sandbox"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
@@ -100,18 +97,18 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 	// Checks read some layers more than once, and platforms share layers:
 	// the blob store fetches each blob once, and a reader only ever opens a
 	// complete one.
-	imgOpts, rt, err := withRetries(imageref.Options{Keychain: keychain(env), Insecure: f.insecure, TempDir: tmp,
-		Blobs: imageref.NewBlobs(filepath.Join(tmp, "blobs"))}, f.retry, log)
+	imgOpts, rt, err := registry.WithRetries(imageref.Options{Keychain: keychain(env), Insecure: f.insecure, TempDir: tmp,
+		Blobs: imageref.NewBlobs(filepath.Join(tmp, "blobs"))}, f.retry.retries(), log)
 	if err != nil {
 		return err
 	}
-	defer reportRetries(log, rt)
+	defer registry.ReportRetries(log, rt)
 	a, err := imageref.Read(ctx, ref, imgOpts)
 	if err != nil {
 		return err
 	}
 	if opts.Attestations && ref.Transport == imageref.Registry {
-		opts.Referrers = referrersOf(ref.Name.Context(), imgOpts)
+		opts.Referrers = registry.Referrers(ref.Name.Context(), imgOpts)
 	}
 	var rep *verify.Report
 	if a.Index != nil {
@@ -193,29 +190,4 @@ func writeVerifyReport(out io.Writer, format, arg string, rep *verify.Report) er
 		return &verify.FailedError{Name: arg, Report: rep}
 	}
 	return nil
-}
-
-// referrersOf lists the referrers of a manifest of repo (the referrers API,
-// else the fallback tag, as go-containerregistry reads them).
-func referrersOf(repo name.Repository, o imageref.Options) func(ctx context.Context, d v1.Hash) ([]v1.Image, error) {
-	return func(ctx context.Context, d v1.Hash) ([]v1.Image, error) {
-		ropts := o.RemoteOptions(ctx)
-		idx, err := remote.Referrers(repo.Digest(d.String()), ropts...)
-		if err != nil {
-			return nil, imageref.Explain(err)
-		}
-		im, err := idx.IndexManifest()
-		if err != nil {
-			return nil, err
-		}
-		var out []v1.Image
-		for _, m := range im.Manifests {
-			img, err := remote.Image(repo.Digest(m.Digest.String()), ropts...)
-			if err != nil {
-				return nil, fmt.Errorf("referrer %s: %w", m.Digest, imageref.Explain(err))
-			}
-			out = append(out, img)
-		}
-		return out, nil
-	}
 }

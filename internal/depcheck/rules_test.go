@@ -44,6 +44,8 @@ var roles = map[string]role{
 	"internal/platform":   shared,
 	"internal/progress":   shared,
 	"internal/retry":      shared,
+	"internal/registry":   shared,
+	"internal/outfile":    shared,
 	"internal/rootfs":     shared,
 	"internal/sandbox":    shared,
 	"internal/attest":     stage,

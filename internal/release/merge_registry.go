@@ -6,15 +6,16 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
@@ -37,32 +38,17 @@ func (m *Merge) Run(ctx context.Context) (*Result, error) {
 			owner = append(owner, mi)
 		}
 	}
+	refs := make([]name.Digest, len(all))
+	for i, e := range all {
+		refs[i] = e.source.Digest(e.desc.Digest.String())
+	}
 	images := make([]v1.Image, len(all))
-	errs := make([]error, len(all))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(maxManifestReads)
-	opts := m.opts.Images.RemoteOptions(gctx)
-	// One puller: each repository's connection (ping, token) is made once,
-	// not once per manifest.
-	puller, err := remote.NewPuller(opts...)
+	err := registry.GetAll(ctx, m.opts.Images, refs, maxManifestReads, func(i int, d *remote.Descriptor, err error) error {
+		images[i], err = checkEntry(owner[i].name, all[i], d, err)
+		return err
+	})
 	if err != nil {
 		return nil, err
-	}
-	opts = append(opts, remote.Reuse(puller))
-	for i, e := range all {
-		g.Go(func() error {
-			images[i], errs[i] = readEntry(owner[i].name, e, opts)
-			return nil
-		})
-	}
-	_ = g.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
 	}
 	byDigest := map[v1.Hash]v1.Image{}
 	for i, e := range all {
@@ -80,12 +66,11 @@ func (m *Merge) Run(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// readEntry reads e's manifest from the repository its part's job pushed
-// it to and checks it against the part: same media type and size, for a
+// checkEntry checks e's manifest, desc as read (getErr its error) from the
+// repository its part's job pushed it to, against the part: same media type and size, for a
 // platform's image a config that names that platform, and for an
 // attestation manifest a subject that is the image its index entry names.
-func readEntry(image string, e *mergeEntry, opts []remote.Option) (v1.Image, error) {
-	ref := e.source.Digest(e.desc.Digest.String())
+func checkEntry(image string, e *mergeEntry, desc *remote.Descriptor, err error) (v1.Image, error) {
 	what := "manifest " + e.desc.Digest.String()
 	switch {
 	case !e.extra:
@@ -96,7 +81,6 @@ func readEntry(image string, e *mergeEntry, opts []remote.Option) (v1.Image, err
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("image %s: %s from %s: %s", image, what, e.from.Name(), fmt.Sprintf(format, args...))
 	}
-	desc, err := remote.Get(ref, opts...)
 	if err != nil {
 		return nil, fail("not in %s: %v (push --by-digest of that job did not finish, or pushed elsewhere)", e.source, imageref.Explain(err))
 	}
