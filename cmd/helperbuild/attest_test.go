@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/release"
 	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
@@ -41,7 +42,7 @@ func layoutIndex(t *testing.T, dir string) (v1.Hash, *v1.IndexManifest) {
 // and --metadata-file name the same statements.
 func TestAttestationsAreReproducible(t *testing.T) {
 	var digests []v1.Hash
-	var metas []metadata
+	var metas []release.Metadata
 	for range 2 {
 		dir := helloModule(t)
 		meta, attDir := filepath.Join(dir, "meta.json"), filepath.Join(dir, "att")
@@ -53,7 +54,7 @@ func TestAttestationsAreReproducible(t *testing.T) {
 		digests = append(digests, d)
 		require.Len(t, im.Manifests, 4, "two images, two attestation manifests")
 
-		var m metadata
+		var m release.Metadata
 		data, err := os.ReadFile(meta)
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(data, &m))

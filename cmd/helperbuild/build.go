@@ -10,8 +10,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/helperbuild/helperbuild/internal/layer"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/release"
 )
 
 // buildFlags are the flags build and push share.
@@ -79,7 +79,7 @@ described by helperbuild.yaml (or --config).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.platforms, "platforms", "", `comma-separated os/arch[/variant] list, or "all" (default: the config's list; config-free: every platform the base offers)`)
 	fl.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "parallel compiles and layer writes")
-	fl.IntVar(&f.level, "compression-level", layer.DefaultLevel, "gzip level of new layers: 1 (fastest) to 9 (smallest, several times slower)")
+	fl.IntVar(&f.level, "compression-level", release.DefaultCompressionLevel, "gzip level of new layers: 1 (fastest) to 9 (smallest, several times slower)")
 	fl.StringVar(&f.ldflags, "ldflags", "", "go build -ldflags, templated: {{.Version}} {{.Revision}} {{.Branch}} {{.Date}} {{.Env.NAME}}")
 	fl.StringVar(&f.version, "version", "", "release version (default: CI_COMMIT_TAG, else git describe --tags --always)")
 	fl.StringVar(&f.revision, "revision", "", "source revision (default: CI_COMMIT_SHA, else git rev-parse HEAD)")
@@ -141,4 +141,38 @@ func absDir(dir string) (string, error) {
 		return "", fmt.Errorf("%s is not a directory", dir)
 	}
 	return a, nil
+}
+
+// cacheDir is --cache-dir, else $XDG_CACHE_HOME/helperbuild, else
+// ~/.cache/helperbuild, and where it came from (for the error when it
+// cannot be created); "" (no cache) with --no-cache or no home.
+func cacheDir(env Env, f *buildFlags) (dir, from string) {
+	switch {
+	case f.noCache:
+		return "", ""
+	case f.cacheDir != "":
+		return f.cacheDir, "--cache-dir " + f.cacheDir
+	case env.Get("XDG_CACHE_HOME") != "":
+		dir = filepath.Join(env.Get("XDG_CACHE_HOME"), "helperbuild")
+	case env.Get("HOME") != "":
+		dir = filepath.Join(env.Get("HOME"), ".cache", "helperbuild")
+	default:
+		return "", ""
+	}
+	return dir, "the cache directory " + dir + " (from XDG_CACHE_HOME or HOME)"
+}
+
+// parseReleasePlatforms reads --release-platforms; nil when not given.
+func parseReleasePlatforms(f *buildFlags) ([]v1.Platform, error) {
+	if strings.TrimSpace(f.relPlatforms) == "" {
+		return nil, nil
+	}
+	ps, all, err := parsePlatforms(f.relPlatforms)
+	if err != nil {
+		return nil, usagef("--release-platforms: %v", err)
+	}
+	if all {
+		return nil, usagef("--release-platforms all: list the release's platforms in the index's order, e.g. --release-platforms linux/amd64,linux/arm64")
+	}
+	return ps, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/release"
 	"github.com/helperbuild/helperbuild/internal/sandbox"
 	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
 	"github.com/helperbuild/helperbuild/internal/testkit"
@@ -115,7 +116,7 @@ func TestPushConfigFree(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, digest, latest.Digest)
 
-	var m metadata
+	var m release.Metadata
 	data, err := os.ReadFile(meta)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &m))

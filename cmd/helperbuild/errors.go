@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/progress"
-	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/release"
 )
 
 // errorLine is the one line Run prints for err: with the way out where
@@ -19,9 +18,8 @@ func errorLine(ctx context.Context, env Env, err error) string {
 	if ctx.Err() != nil {
 		msg = interrupted(err)
 	} else {
-		var re *imageref.RegistryError
-		if errors.As(err, &re) && re.Kind == imageref.Unauthorized {
-			msg += "; " + credentialSource(env, re.Host)
+		if host, ok := release.UnauthorizedHost(err); ok {
+			msg += "; " + credentialSource(env, host)
 		}
 	}
 	return oneLine(progress.Redact(msg))
@@ -30,10 +28,9 @@ func errorLine(ctx context.Context, env Env, err error) string {
 // interrupted says what an interrupted run left behind: which tags were
 // written, if any, never the request it was in.
 func interrupted(err error) string {
-	var terr *publish.TagError
-	if errors.As(err, &terr) && len(terr.Written) > 0 {
+	if written, notWritten, ok := release.TagsOf(err); ok && len(written) > 0 {
 		return fmt.Sprintf("interrupted: tagged %s; not tagged: %s; run again to write the rest",
-			strings.Join(terr.Written, " "), strings.Join(terr.NotWritten, " "))
+			strings.Join(written, " "), strings.Join(notWritten, " "))
 	}
 	var nothing nothingTagged
 	if errors.As(err, &nothing) {

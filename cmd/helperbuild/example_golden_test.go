@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/release"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
@@ -54,7 +56,7 @@ type masker struct {
 	repl []string
 }
 
-func newMasker(m metadata, literal ...string) *masker {
+func newMasker(m release.Metadata, literal ...string) *masker {
 	k := &masker{repl: literal}
 	for _, img := range m.Images {
 		k.repl = append(k.repl, img.Digest, "<"+img.Name+" index>")
@@ -90,11 +92,11 @@ func (k *masker) mask(t *testing.T, s string) string {
 // exampleMetadata reads a --metadata-file and checks each size against
 // what the layout or registry holds: compressedSize is the manifest's
 // config and layers, the summary shows it in human units.
-func exampleMetadata(t *testing.T, path, stdout string, manifestOf func(digest string) (int64, int64)) metadata {
+func exampleMetadata(t *testing.T, path, stdout string, manifestOf func(digest string) (int64, int64)) release.Metadata {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var m metadata
+	var m release.Metadata
 	require.NoError(t, json.Unmarshal(data, &m))
 	require.Equal(t, 1, m.SchemaVersion)
 	require.Len(t, m.Images, 2)
@@ -111,7 +113,7 @@ func exampleMetadata(t *testing.T, path, stdout string, manifestOf func(digest s
 }
 
 // TestExampleOutputsGolden builds the bundled example into a layout, then
-// pushes it to a registry, and holds the summary, the metadata file and
+// pushes it to a registry, and holds the summary, the release.Metadata file and
 // the dotenv file of each to golden files. The push publishes the very
 // digests the build wrote (same inputs, same digests).
 func TestExampleOutputsGolden(t *testing.T) {

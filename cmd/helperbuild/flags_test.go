@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
+	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
@@ -55,7 +56,7 @@ type use struct {
 
 func imageTags(r *buildRun) [][]string {
 	var out [][]string
-	for _, img := range r.plan.Images {
+	for _, img := range r.Plan.Images {
 		out = append(out, img.Tags)
 	}
 	return out
@@ -63,7 +64,7 @@ func imageTags(r *buildRun) [][]string {
 
 func tagRefs(r *buildRun) []string {
 	var out []string
-	tags, _ := r.dest.naming.(publish.ByTags)
+	tags, _ := r.Dest.Naming.(publish.ByTags)
 	for _, t := range tags {
 		out = append(out, t.String())
 	}
@@ -83,64 +84,64 @@ func TestEveryFlagInBothModes(t *testing.T) {
 	// differ; [0] is config-free mode, [1] recipe mode.
 	rows := map[string][2]use{
 		"platforms": same([]string{"--platforms", "linux/arm64,linux/s390x"}, func(t *testing.T, r *buildRun) {
-			assert.Equal(t, "linux/arm64,linux/s390x", platform.FormatList(recipe.Values(r.plan.Platforms)))
+			assert.Equal(t, "linux/arm64,linux/s390x", platform.FormatList(recipe.Values(r.Plan.Platforms)))
 		}),
-		"jobs":              same([]string{"--jobs", "3"}, func(t *testing.T, r *buildRun) { assert.Equal(t, 3, r.jobs) }),
-		"compression-level": same([]string{"--compression-level", "9"}, func(t *testing.T, r *buildRun) { assert.Equal(t, 9, r.level) }),
+		"jobs":              same([]string{"--jobs", "3"}, func(t *testing.T, r *buildRun) { assert.Equal(t, 3, r.Jobs) }),
+		"compression-level": same([]string{"--compression-level", "9"}, func(t *testing.T, r *buildRun) { assert.Equal(t, 9, r.CompressionLevel) }),
 		"version": same([]string{"--version", "v9.9.9"}, func(t *testing.T, r *buildRun) {
-			assert.Equal(t, "v9.9.9", r.meta.Version)
-			assert.Contains(t, r.plan.Ldflags, "main.version=v9.9.9")
+			assert.Equal(t, "v9.9.9", r.Meta.Version)
+			assert.Contains(t, r.Plan.Ldflags, "main.version=v9.9.9")
 		}),
 		"revision": same([]string{"--revision", "cafe0000000000000000000000000000000000ca"}, func(t *testing.T, r *buildRun) {
-			assert.Equal(t, "cafe0000000000000000000000000000000000ca", r.meta.Revision)
+			assert.Equal(t, "cafe0000000000000000000000000000000000ca", r.Meta.Revision)
 		}),
 		"branch": same([]string{"--branch", "17-10-stable"}, func(t *testing.T, r *buildRun) {
-			assert.Contains(t, r.plan.Ldflags, "main.branch=17-10-stable")
+			assert.Contains(t, r.Plan.Ldflags, "main.branch=17-10-stable")
 		}),
 		"source": same([]string{"--source", "https://example.com/r"}, func(t *testing.T, r *buildRun) {
-			assert.Equal(t, "https://example.com/r", r.meta.Source)
+			assert.Equal(t, "https://example.com/r", r.Meta.Source)
 		}),
 		"insecure-registry": same([]string{"--insecure-registry", "registry.local:5000"}, func(t *testing.T, r *buildRun) {
-			assert.Equal(t, []string{"registry.local:5000"}, r.images.Insecure)
+			assert.Equal(t, []string{"registry.local:5000"}, r.Registry.Insecure)
 		}),
-		"retries":  same([]string{"--retries", "7"}, func(t *testing.T, r *buildRun) { assert.Equal(t, 7, r.retry.retryCount) }),
-		"timeout":  same([]string{"--timeout", "9s"}, func(t *testing.T, r *buildRun) { assert.Equal(t, 9*time.Second, r.retry.timeout) }),
+		"retries":  same([]string{"--retries", "7"}, func(t *testing.T, r *buildRun) { assert.Equal(t, 7, r.Registry.Retries) }),
+		"timeout":  same([]string{"--timeout", "9s"}, func(t *testing.T, r *buildRun) { assert.Equal(t, 9*time.Second, r.Registry.Timeout) }),
 		"progress": same([]string{"--progress", "json"}, func(t *testing.T, r *buildRun) { assert.Equal(t, "json", r.progress.mode) }),
 		"verbose":  same([]string{"-v"}, func(t *testing.T, r *buildRun) { assert.True(t, r.progress.verbose) }),
 		"metadata-file": same([]string{"--metadata-file", filepath.Join(tmp, "m.json")}, func(t *testing.T, r *buildRun) {
-			assert.Equal(t, filepath.Join(tmp, "m.json"), r.metadataFile)
+			assert.Equal(t, filepath.Join(tmp, "m.json"), r.Outputs.Metadata)
 		}),
 		"dotenv": same([]string{"--dotenv", filepath.Join(tmp, "build.env")}, func(t *testing.T, r *buildRun) {
-			assert.Equal(t, filepath.Join(tmp, "build.env"), r.dotenvFile)
+			assert.Equal(t, filepath.Join(tmp, "build.env"), r.Outputs.Dotenv)
 		}),
 		"cache-dir": same([]string{"--cache-dir", filepath.Join(tmp, "cache")}, func(t *testing.T, r *buildRun) {
-			assert.Equal(t, filepath.Join(tmp, "cache"), r.cacheDir)
-			assert.DirExists(t, r.cacheDir)
+			assert.Equal(t, filepath.Join(tmp, "cache"), r.CacheDir)
+			assert.DirExists(t, r.CacheDir)
 		}),
-		"attest": same([]string{"--attest", "none"}, func(t *testing.T, r *buildRun) { assert.Equal(t, release.AttestNone, r.attest.Mode) }),
+		"attest": same([]string{"--attest", "none"}, func(t *testing.T, r *buildRun) { assert.Equal(t, release.AttestNone, r.AttestOptions.Mode) }),
 		"build --attest-dir": same([]string{"--attest-dir", filepath.Join(tmp, "att")}, func(t *testing.T, r *buildRun) {
-			assert.Equal(t, filepath.Join(tmp, "att"), r.attestDir)
-			assert.DirExists(t, r.attestDir, "made before anything compiles")
+			assert.Equal(t, filepath.Join(tmp, "att"), r.Outputs.AttestDir)
+			assert.DirExists(t, r.Outputs.AttestDir, "made before anything compiles")
 		}),
 		"push --attest-dir": same([]string{"--attest-dir", filepath.Join(tmp, "att")}, func(t *testing.T, r *buildRun) {
-			assert.Equal(t, filepath.Join(tmp, "att"), r.attestDir)
+			assert.Equal(t, filepath.Join(tmp, "att"), r.Outputs.AttestDir)
 		}),
 		"provenance": same([]string{"--provenance", "max"}, func(t *testing.T, r *buildRun) {
-			assert.Equal(t, attest.ProvenanceMax, r.attest.Provenance)
-			assert.Equal(t, release.AttestIndex, r.attest.Mode, "index by default")
+			assert.Equal(t, attest.ProvenanceMax, r.AttestOptions.Provenance)
+			assert.Equal(t, release.AttestIndex, r.AttestOptions.Mode, "index by default")
 		}),
-		"no-cache": same([]string{"--no-cache"}, func(t *testing.T, r *buildRun) { assert.Empty(t, r.cacheDir) }),
+		"no-cache": same([]string{"--no-cache"}, func(t *testing.T, r *buildRun) { assert.Empty(t, r.CacheDir) }),
 		"base": {
 			{args: []string{"--base", "registry.example.com/base:1"}, check: func(t *testing.T, r *buildRun) {
-				assert.Equal(t, "registry.example.com/base:1", r.plan.Images[0].Args["BASE"])
+				assert.Equal(t, "registry.example.com/base:1", r.Plan.Images[0].Args["BASE"])
 			}},
 			{args: []string{"--base", "registry.example.com/base:1"}, err: "--base is for config-free mode: give the Go main package too (helperbuild CMD --base registry.example.com/base:1 ./cmd/app); in helperbuild.yaml the base is the Dockerfile's FROM: args: {BASE_IMAGE: registry.example.com/base:1}, or per platform base: {linux/arm64: REF}"},
 		},
 		"binary-name": {
 			{args: []string{"--binary-name", "helper"}, check: func(t *testing.T, r *buildRun) {
-				assert.Equal(t, "helper", r.plan.Images[0].Name)
+				assert.Equal(t, "helper", r.Plan.Images[0].Name)
 				// No --platforms: the base decides, and the plan names the binary for them.
-				plan, err := r.plan.ForBasePlatforms([]v1.Platform{{OS: "linux", Architecture: "amd64"}})
+				plan, err := r.Plan.ForBasePlatforms([]v1.Platform{{OS: "linux", Architecture: "amd64"}})
 				require.NoError(t, err)
 				assert.Equal(t, "helper-linux-amd64", plan.Platforms[0].Outputs[0])
 			}},
@@ -148,22 +149,22 @@ func TestEveryFlagInBothModes(t *testing.T) {
 		},
 		"ldflags": {
 			{args: []string{"--ldflags", "-X main.v={{.Version}}"}, check: func(t *testing.T, r *buildRun) {
-				assert.Equal(t, "-X main.v=v1.0.0", r.plan.Ldflags)
+				assert.Equal(t, "-X main.v=v1.0.0", r.Plan.Ldflags)
 			}},
 			{args: []string{"--ldflags", "-s"}, err: "--ldflags is for config-free mode: give the Go main package too; in helperbuild.yaml set build.ldflags"},
 		},
 		"config": {
 			{args: []string{"--config", "other.yaml"}, err: "--config is for recipe mode, but CMD was given a package (./cmd/app)"},
 			{args: []string{"--config", "other.yaml"}, check: func(t *testing.T, r *buildRun) {
-				require.Len(t, r.plan.Images, 1)
-				assert.Equal(t, "other", r.plan.Images[0].Name)
+				require.Len(t, r.Plan.Images, 1)
+				assert.Equal(t, "other", r.Plan.Images[0].Name)
 			}},
 		},
 		"image": {
 			{args: []string{"--image", "app2"}, err: "--image selects images of helperbuild.yaml, but CMD was given a package (./cmd/app)"},
 			{args: []string{"--image", "app2"}, check: func(t *testing.T, r *buildRun) {
-				require.Len(t, r.plan.Images, 1)
-				assert.Equal(t, "app2", r.plan.Images[0].Name)
+				require.Len(t, r.Plan.Images, 1)
+				assert.Equal(t, "app2", r.Plan.Images[0].Name)
 			}},
 		},
 		"build --repo": {
@@ -176,7 +177,7 @@ func TestEveryFlagInBothModes(t *testing.T) {
 			}},
 			{args: []string{"--repo", "registry.example.com/other"}, check: func(t *testing.T, r *buildRun) {
 				var repos []string
-				dest, err := r.dest.open(t.Context(), r.plan, r.images, t.TempDir(), time.Time{}, nil)
+				dest, err := r.Open(t.Context(), imageref.Options{Insecure: r.Registry.Insecure}, t.TempDir())
 				require.NoError(t, err)
 				for _, repo := range dest.(*publish.Registry).Repositories() {
 					repos = append(repos, repo.String())
@@ -201,7 +202,7 @@ func TestEveryFlagInBothModes(t *testing.T) {
 			}},
 		},
 		"push --by-digest": same([]string{"--by-digest", "--part-file", filepath.Join(tmp, "part.json")}, func(t *testing.T, r *buildRun) {
-			dest, err := r.dest.open(t.Context(), r.plan, r.images, t.TempDir(), time.Time{}, nil)
+			dest, err := r.Open(t.Context(), imageref.Options{Insecure: r.Registry.Insecure}, t.TempDir())
 			require.NoError(t, err)
 			bd, ok := dest.(*publish.ByDigest)
 			require.True(t, ok, "a by-digest destination, got %T", dest)
@@ -211,16 +212,16 @@ func TestEveryFlagInBothModes(t *testing.T) {
 		"push --release-platforms": same([]string{"--by-digest", "--part-file", filepath.Join(tmp, "part.json"), "--platforms", "linux/amd64",
 			"--release-platforms", "linux/arm64,linux/amd64"}, func(t *testing.T, r *buildRun) {
 			want := []v1.Platform{{OS: "linux", Architecture: "arm64"}, {OS: "linux", Architecture: "amd64"}}
-			assert.Equal(t, want, r.attest.Platforms, "the provenance names the release's platforms")
-			assert.Equal(t, []string{"linux/arm64", "linux/amd64"}, r.dest.part.Platforms, "so does the part, for merge")
-			assert.Equal(t, []v1.Platform{{OS: "linux", Architecture: "amd64"}}, recipe.Values(r.plan.Platforms), "the job builds its --platforms")
+			assert.Equal(t, want, r.AttestOptions.Platforms, "the provenance names the release's platforms")
+			assert.Equal(t, []string{"linux/arm64", "linux/amd64"}, r.Dest.Part.Platforms, "so does the part, for merge")
+			assert.Equal(t, []v1.Platform{{OS: "linux", Architecture: "amd64"}}, recipe.Values(r.Plan.Platforms), "the job builds its --platforms")
 		}),
 		"push --part-file": {
 			{args: []string{"--part-file", filepath.Join(tmp, "part.json")}, err: "is written by push --by-digest only; add --by-digest"},
 			{args: []string{"--part-file", filepath.Join(tmp, "part.json")}, err: "is written by push --by-digest only; add --by-digest"},
 		},
 		"build --output": same([]string{"--output", "oci-archive:" + filepath.Join(tmp, "x.tar")}, func(t *testing.T, r *buildRun) {
-			assert.Equal(t, filepath.Join(tmp, "x.tar"), r.dest.output.Path)
+			assert.Equal(t, filepath.Join(tmp, "x.tar"), r.Dest.Output.Path)
 		}),
 	}
 

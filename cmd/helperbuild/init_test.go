@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/recipe"
+	"github.com/helperbuild/helperbuild/internal/release"
 )
 
 // exampleCopy copies examples/gitlab-runner to a new directory, leaving
@@ -102,7 +103,7 @@ func TestInitBuildsTheExample(t *testing.T) {
 		// its digest, and init's file is not byte for byte the example's.
 		code, _, stderr := run(t, baseEnv(), append([]string{"build", "--output", "oci:" + filepath.Join(t.TempDir(), "o"), "--metadata-file", meta, "--attest", "none"}, exampleArgs...)...)
 		require.Equal(t, 0, code, stderr)
-		var m metadata
+		var m release.Metadata
 		require.NoError(t, json.Unmarshal([]byte(readFile(t, meta)), &m))
 		var out []string
 		for _, img := range m.Images {

@@ -2,20 +2,12 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/helperbuild/helperbuild/internal/imageref"
-	"github.com/helperbuild/helperbuild/internal/part"
-	"github.com/helperbuild/helperbuild/internal/platform"
-	"github.com/helperbuild/helperbuild/internal/progress"
-	"github.com/helperbuild/helperbuild/internal/publish"
-	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
 
@@ -70,7 +62,10 @@ a platform missing or given twice, and a manifest the registry does not have.`,
 // runMerge reads the parts, checks them against each other, then in the
 // registry, and publishes the indexes with push's registry destination.
 func runMerge(cmd *cobra.Command, env Env, f *mergeFlags, args []string) error {
-	opts, err := mergeInputs(f, env)
+	if err := f.progress.validate(); err != nil {
+		return err
+	}
+	ps, all, err := parsePlatforms(f.platforms)
 	if err != nil {
 		return err
 	}
@@ -78,124 +73,20 @@ func runMerge(cmd *cobra.Command, env Env, f *mergeFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	parts := make([]*part.File, len(paths))
-	for i, p := range paths {
-		if parts[i], err = part.Read(p); err != nil {
-			return nothingTagged{err}
-		}
-	}
-	prog := openProgress(f.progress, cmd.ErrOrStderr(), env)
-	res, dest, err := mergeAndPublish(cmd, f, opts, parts, prog)
-	prog.close(err) // the final state, before anything else is printed
+	pm, err := release.PrepareMerge(release.MergeRequest{
+		Command: cmd.CommandPath(), Parts: paths, Platforms: ps, AllPlatforms: all, Config: f.config, Repo: f.repo,
+		Registry: f.retry.registry(env, f.insecure), Outputs: release.Outputs{Metadata: f.metadataFile, Dotenv: f.dotenv},
+	})
 	if err != nil {
-		var terr *publish.TagError
-		var u usageError
-		if !errors.As(err, &terr) && !errors.As(err, &u) {
-			err = nothingTagged{err} // tags come last: none was written
+		var input *release.InputError
+		if !errors.As(err, &input) {
+			err = nothingTagged{err}
 		}
 		return err
 	}
-	return report(cmd, res, dest, outputFiles{metadata: f.metadataFile, dotenv: f.dotenv})
-}
-
-// mergeAndPublish plans the merge of parts, checks them in the registry,
-// and publishes; tags are written last.
-func mergeAndPublish(cmd *cobra.Command, f *mergeFlags, opts release.MergeOptions, parts []*part.File, prog *runProgress) (*release.Result, publish.Destination, error) {
-	ctx := cmd.Context()
-	log := prog.log
-	imgOpts, rt, err := registry.WithRetries(opts.Images, f.retry.retries(), prog.retry)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer registry.ReportRetries(log, rt)
-	opts.Images, opts.Logger = imgOpts, log
-	m, err := release.PlanMerge(parts, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	var refs []string
-	for _, n := range m.Names() {
-		for _, pl := range m.Naming()[n] {
-			refs = append(refs, pl.Repository.String())
-		}
-	}
-	prog.rep.Event(progress.Event{Kind: progress.KindStart, Message: cmd.CommandPath(), Destination: strings.Join(refs, ", "),
-		Images: m.Names(), Platforms: platform.FormatAll(m.Platforms())})
-	if f.dotenv != "" {
-		var images []dotenvImage
-		for _, n := range m.Names() {
-			tagged := false
-			for _, pl := range m.Naming()[n] {
-				tagged = tagged || len(pl.Tags) > 0
-			}
-			images = append(images, dotenvImage{name: n, tagged: tagged})
-		}
-		if err := checkDotenvFile(f.dotenv, images); err != nil {
-			return nil, nil, err
-		}
-	}
-	dest, err := publish.NewRegistry(ctx, m.Naming(), m.Names(), imgOpts, log)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := dest.Hooks(ctx).Preflight(ctx); err != nil {
-		return nil, nil, err
-	}
-	prog.phase(progress.KindPhaseStart, "check", fmt.Sprintf("check: %d parts, each manifest and config in the registry", len(parts)))
-	res, err := m.Run(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	prog.phase(progress.KindPhaseEnd, "check", publishOutcome(res))
-	var images []publish.Image
-	for _, img := range res.Images {
-		images = append(images, img.Publish())
-	}
-	prog.phase(progress.KindPhaseStart, "publish", "publish: manifests by digest, checked, then tags")
-	if err := dest.Publish(ctx, images); err != nil {
-		return nil, nil, err
-	}
-	prog.phase(progress.KindPhaseEnd, "publish", publishOutcome(res))
-	return res, dest, nil
-}
-
-// mergeInputs checks merge's flags before any part is read.
-func mergeInputs(f *mergeFlags, env Env) (release.MergeOptions, error) {
-	opts := release.MergeOptions{Repo: f.repo}
-	if err := checkInsecure(f.insecure); err != nil {
-		return opts, err
-	}
-	if err := f.retry.validate(); err != nil {
-		return opts, err
-	}
-	if err := f.progress.validate(); err != nil {
-		return opts, err
-	}
-	ps, all, err := parsePlatforms(f.platforms)
-	if err != nil {
-		return opts, err
-	}
-	if all {
-		return opts, usagef("merge --platforms all: merge releases the platforms the parts were built for; list them in the index's order, or drop --platforms for the recipe's")
-	}
-	opts.Platforms = ps
-	if f.repo != "" {
-		if _, err := imageref.ParseRepository(f.repo+"/x", f.insecure); err != nil {
-			return opts, usagef("--repo %q: %v", f.repo, err)
-		}
-	}
-	if f.config != "" {
-		if opts.Recipe, err = part.RecipeAt(f.config); err != nil {
-			return opts, usagef("--config %s: %v", f.config, reason(err))
-		}
-	}
-	if f.metadataFile != "" {
-		if err := checkOutputFile("--metadata-file", f.metadataFile); err != nil {
-			return opts, err
-		}
-	}
-	opts.Images = imageref.Options{Keychain: keychain(env), Insecure: f.insecure, UserAgent: "helperbuild/" + version}
-	return opts, nil
+	prog := openProgress(f.progress, cmd.ErrOrStderr(), env)
+	rep, err := pm.Execute(cmd.Context(), prog.observer())
+	return finishRun(cmd, prog, rep, err)
 }
 
 // partPaths expands merge's arguments: a file as is, a glob to what it

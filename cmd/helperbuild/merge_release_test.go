@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/release"
 	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
@@ -96,7 +97,7 @@ func TestMergeFanOutConfigFree(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	data, err := os.ReadFile(meta)
 	require.NoError(t, err)
-	var m metadata
+	var m release.Metadata
 	require.NoError(t, json.Unmarshal(data, &m))
 	require.Len(t, m.Images, 1)
 	assert.Empty(t, m.Images[0].Digest, "no index digest: the job pushed no index")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/part"
+	"github.com/helperbuild/helperbuild/internal/release"
 	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
@@ -115,7 +116,7 @@ func TestMergeFanOut(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, strings.ReplaceAll(string(singleEnv), "/single/", "/fan/"), string(mergedEnv), "merge writes push's --dotenv")
 
-	var m metadata
+	var m release.Metadata
 	data, err := os.ReadFile(meta)
 	require.NoError(t, err)
 	singleData, err := os.ReadFile(singleMeta)

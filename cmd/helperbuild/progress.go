@@ -8,9 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/progress"
-	"github.com/helperbuild/helperbuild/internal/recipe"
+	"github.com/helperbuild/helperbuild/internal/release"
 )
 
 // progressFlags are --progress and -v: how a run shows what it does on
@@ -112,24 +111,9 @@ func (p *runProgress) close(err error) {
 	p.rep.Close(err)
 }
 
-// start reports what the run builds and where it goes.
-func (p *runProgress) start(command string, plan *recipe.Plan, dest string) {
-	e := progress.Event{Kind: progress.KindStart, Message: command, Destination: dest}
-	for _, img := range plan.Images {
-		e.Images = append(e.Images, img.Name)
-	}
-	for _, pl := range plan.Platforms {
-		e.Platforms = append(e.Platforms, platform.Format(pl.Platform))
-	}
-	for _, b := range plan.Binaries {
-		e.Binaries = append(e.Binaries, b.Main)
-	}
-	p.rep.Event(e)
-}
-
-// phase reports the start or end of a phase the command runs itself.
-func (p *runProgress) phase(kind progress.Kind, name, message string) {
-	p.rep.Event(progress.Event{Kind: kind, Phase: name, Message: message})
+// observer is what the run reports to.
+func (p *runProgress) observer() release.Observer {
+	return release.Observer{Logger: p.log, RetryLogger: p.retry, Progress: p.rep}
 }
 
 // terminalFd is w's file descriptor when w is a terminal.

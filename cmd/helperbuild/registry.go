@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/helperbuild/helperbuild/internal/registry"
+	"github.com/helperbuild/helperbuild/internal/release"
 )
 
 // retryFlags are the flags of every command that talks to registries.
@@ -19,13 +19,9 @@ func (f *retryFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.timeout, "timeout", 2*time.Minute, "abandon and retry a registry request that makes no progress for this long; 0: never")
 }
 
-func (f *retryFlags) validate() error {
-	if err := f.retries().Check(); err != nil {
-		return usageError{err}
-	}
-	return nil
-}
-
-func (f *retryFlags) retries() registry.Retries {
-	return registry.Retries{Retries: f.retryCount, Timeout: f.timeout}
+// registry is how a run reaches registries: the flags, the credentials
+// of env (see keychain) and insecure, the hosts --insecure-registry names.
+func (f *retryFlags) registry(env Env, insecure []string) release.Registry {
+	return release.Registry{Keychain: keychain(env), Insecure: insecure, UserAgent: "helperbuild/" + version,
+		Retries: f.retryCount, Timeout: f.timeout}
 }

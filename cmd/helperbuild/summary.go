@@ -8,35 +8,32 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/progress"
-	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
 
-// printResult writes what a person reads at the end of a build, push or
+// printReport writes what a person reads at the end of a build, push or
 // merge, on stdout: per image its reference pinned by digest, the tags
 // written and a table of its platforms (manifest digest, compressed size,
 // platform tags), then what to paste to use it (config.toml lines for a
 // helper, Helm values for a runner); a build says where the images are and
 // how to publish them.
-func printResult(w io.Writer, res *release.Result, d publish.Destination) error {
-	for i, img := range res.Images {
+func printReport(w io.Writer, rep *release.Report) error {
+	for i, img := range rep.Images {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		pi := img.Publish()
-		fmt.Fprintln(w, d.Pinned(pi, img.Digest))
-		if tags := d.IndexTags(pi); len(tags) > 0 {
-			fmt.Fprintf(w, "  tags: %s\n", strings.Join(tags, " "))
+		fmt.Fprintln(w, img.Pinned)
+		if len(img.IndexTags) > 0 {
+			fmt.Fprintf(w, "  tags: %s\n", strings.Join(img.IndexTags, " "))
 		}
-		_, byDigest := d.(*publish.ByDigest)
-		if err := platformTable(w, img, byDigest); err != nil {
+		if err := platformTable(w, img.Image, rep.Where == release.Pending); err != nil {
 			return err
 		}
-		if _, registry := d.(*publish.Registry); registry {
-			gitlabLines(w, img, d.Reference(pi), d.IndexTags(pi))
+		if rep.Where == release.InRegistry {
+			gitlabLines(w, img.Image, img.Reference, img.IndexTags)
 		}
 	}
-	return publishHint(w, res, d)
+	return publishHint(w, rep)
 }
 
 // platformTable is one row per platform: the manifest's digest, the
@@ -66,32 +63,29 @@ func humanSize(n int64) string { return progress.Size(n) }
 
 // publishHint tells a build where its images are and how to publish
 // them; a registry destination needs none.
-func publishHint(w io.Writer, res *release.Result, d publish.Destination) error {
-	var layout *publish.Layout
+func publishHint(w io.Writer, rep *release.Report) error {
 	what := "OCI layout"
-	switch l := d.(type) {
-	case *publish.Layout:
-		layout = l
-	case *publish.Archive:
-		layout, what = &l.Layout, "OCI layout archive"
+	switch rep.Where {
+	case release.InLayout:
+	case release.InArchive:
+		what = "OCI layout archive"
 	default:
 		return nil
 	}
 	manifests := 0
-	for _, img := range res.Images {
+	for _, img := range rep.Images {
 		manifests += len(img.Platforms)
 	}
-	fmt.Fprintf(w, "\nWritten to the %s %s: %d %s, %d platform %s.\n", what, layout.Ref.Path,
-		len(res.Images), progress.Plural(len(res.Images), "image", "images"), manifests, progress.Plural(manifests, "manifest", "manifests"))
+	fmt.Fprintf(w, "\nWritten to the %s %s: %d %s, %d platform %s.\n", what, rep.Path,
+		len(rep.Images), progress.Plural(len(rep.Images), "image", "images"), manifests, progress.Plural(manifests, "manifest", "manifests"))
 	instead := "--repo REGISTRY/GROUP"
-	if layout.Single && len(res.Images) == 1 {
-		instead = "--tag REGISTRY/GROUP/" + res.Images[0].Name + ":TAG"
+	if rep.Single && len(rep.Images) == 1 {
+		instead = "--tag REGISTRY/GROUP/" + rep.Images[0].Name + ":TAG"
 	}
 	fmt.Fprintf(w, "To publish: run the same command as push with %s in place of --output\n", instead)
 	fmt.Fprintln(w, "(same commit, same digests; the cache spares the compiles), or copy each index as is (per-platform tags stay behind):")
-	for _, img := range res.Images {
-		pi := img.Publish()
-		tags := d.IndexTags(pi)
+	for _, img := range rep.Images {
+		tags := img.IndexTags
 		if len(tags) == 0 {
 			continue
 		}

@@ -34,7 +34,7 @@ func gitlabLines(w io.Writer, img release.Image, repo string, tags []string) {
 			fmt.Fprintf(w, "      helper_image = %q\n", form)
 		}
 	case img.Contract == verify.ContractRunner || (img.Contract == "" && baseName(img.Name) == runnerImageName):
-		tag := dotenvTag(tags)
+		tag := release.PreferredTag(tags)
 		if tag == "" {
 			return
 		}

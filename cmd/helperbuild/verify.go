@@ -4,14 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 
 	"github.com/spf13/cobra"
 
-	"github.com/helperbuild/helperbuild/internal/imageref"
-	"github.com/helperbuild/helperbuild/internal/registry"
-	"github.com/helperbuild/helperbuild/internal/sandbox"
+	"github.com/helperbuild/helperbuild/internal/release"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
@@ -70,108 +67,59 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors.`,
 }
 
 func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
-	ctx := cmd.Context()
-	ref, opts, err := verifyInputs(f, arg)
+	target, opts, err := verifyInputs(f, arg)
 	if err != nil {
 		return err
 	}
-	if f.metadata != "" {
-		if err := checkOutputFile("--metadata-file", f.metadata); err != nil {
-			return err
-		}
-	}
-	tmp, err := os.MkdirTemp("", "helperbuild-verify-")
+	rep, err := target.Verify(cmd.Context(), opts, f.retry.registry(env, f.insecure), f.metadata, release.Observer{Logger: logger(cmd.ErrOrStderr())})
 	if err != nil {
 		return err
-	}
-	defer os.RemoveAll(tmp)
-	opts.TempDir = tmp
-	if f.run {
-		// Nothing is downloaded where nothing could run.
-		if err := (&sandbox.Runner{}).Probe(ctx, tmp); err != nil {
-			return fmt.Errorf("verify --run: %w", err)
-		}
-	}
-
-	log := logger(cmd.ErrOrStderr())
-	// Checks read some layers more than once, and platforms share layers:
-	// the blob store fetches each blob once, and a reader only ever opens a
-	// complete one.
-	imgOpts, rt, err := registry.WithRetries(imageref.Options{Keychain: keychain(env), Insecure: f.insecure, TempDir: tmp,
-		Blobs: imageref.NewBlobs(filepath.Join(tmp, "blobs"))}, f.retry.retries(), log)
-	if err != nil {
-		return err
-	}
-	defer registry.ReportRetries(log, rt)
-	a, err := imageref.Read(ctx, ref, imgOpts)
-	if err != nil {
-		return err
-	}
-	if opts.Attestations && ref.Transport == imageref.Registry {
-		opts.Referrers = registry.Referrers(ref.Name.Context(), imgOpts)
-	}
-	var rep *verify.Report
-	if a.Index != nil {
-		rep, err = verify.Index(ctx, a.Index, opts)
-	} else {
-		rep, err = verify.Image(ctx, a.Image, opts)
-	}
-	if err != nil {
-		return fmt.Errorf("verify %s: %w", arg, err)
-	}
-	if f.metadata != "" {
-		if err := writeVerifyMetadata(f.metadata, arg, rep); err != nil {
-			return fmt.Errorf("metadata file: %w", err)
-		}
 	}
 	return writeVerifyReport(cmd.OutOrStdout(), f.format, arg, rep)
 }
 
 // verifyInputs checks verify's flags and argument and turns them into the
-// reference to read and the checks' options (TempDir left to the caller).
-func verifyInputs(f *verifyFlags, arg string) (ref imageref.Ref, opts verify.Options, err error) {
+// image to read and the checks' options (TempDir left to the caller).
+func verifyInputs(f *verifyFlags, arg string) (target *release.VerifyTarget, opts verify.Options, err error) {
 	if f.format != "table" && f.format != "json" {
-		return ref, opts, usagef("--format %q: want table or json", f.format)
+		return nil, opts, usagef("--format %q: want table or json", f.format)
 	}
 	if f.contract != "" && f.contract != verify.ContractHelper && f.contract != verify.ContractRunner {
-		return ref, opts, usagef("--contract %q: want helper or runner", f.contract)
+		return nil, opts, usagef("--contract %q: want helper or runner", f.contract)
 	}
 	if f.jobs <= 0 {
-		return ref, opts, usagef("--jobs must be at least 1, got %d", f.jobs)
+		return nil, opts, usagef("--jobs must be at least 1, got %d", f.jobs)
 	}
-	if err = f.retry.validate(); err != nil {
-		return ref, opts, err
+	if err = f.retry.registry(nil, nil).Check(); err != nil {
+		return nil, opts, err
 	}
 	platforms, all, err := parsePlatforms(f.platforms)
 	if err != nil {
-		return ref, opts, err
+		return nil, opts, err
 	}
 	if all {
-		return ref, opts, usagef(`--platforms all means nothing to verify; list the platforms the index must hold`)
+		return nil, opts, usagef(`--platforms all means nothing to verify; list the platforms the index must hold`)
 	}
-	if ref, err = imageref.Parse(arg, f.insecure); err != nil {
-		return ref, opts, usageError{err}
-	}
-	if ref.Transport == imageref.Scratch {
-		return ref, opts, usagef("there is nothing to verify in scratch")
+	if target, err = release.ParseVerifyTarget(arg, f.insecure); err != nil {
+		return nil, opts, err
 	}
 	if err = f.runLimits.validate(); err != nil {
-		return ref, opts, err
+		return nil, opts, err
 	}
 	opts = verify.Options{Platforms: platforms, Contract: f.contract, AllFiles: f.allFiles, Run: f.run, Jobs: f.jobs, Attestations: f.attest,
 		RunTimeout: f.runLimits.timeout, UnpackMaxBytes: int64(f.runLimits.maxSize)}
 	if f.nodes != "" {
 		file, err := os.Open(f.nodes)
 		if err != nil {
-			return ref, opts, usageError{fmt.Errorf("--nodes: %w", err)}
+			return nil, opts, usageError{fmt.Errorf("--nodes: %w", err)}
 		}
 		opts.Nodes, err = verify.ParseNodes(file)
 		file.Close()
 		if err != nil {
-			return ref, opts, usageError{fmt.Errorf("--nodes %s: %w", f.nodes, err)}
+			return nil, opts, usageError{fmt.Errorf("--nodes %s: %w", f.nodes, err)}
 		}
 	}
-	return ref, opts, nil
+	return target, opts, nil
 }
 
 // writeVerifyReport prints rep in format (table or json); a report with

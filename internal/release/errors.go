@@ -1,0 +1,44 @@
+package release
+
+import (
+	"errors"
+
+	"github.com/helperbuild/helperbuild/internal/attest"
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/layer"
+	"github.com/helperbuild/helperbuild/internal/publish"
+)
+
+// DefaultCompressionLevel is the gzip level of new layers unless the
+// request says otherwise.
+const DefaultCompressionLevel = layer.DefaultLevel
+
+// TagsOf says whether err is a publish that failed in its tag phase, and
+// which tags it wrote and which not: a run that failed earlier wrote none.
+func TagsOf(err error) (written, notWritten []string, ok bool) {
+	var terr *publish.TagError
+	if !errors.As(err, &terr) {
+		return nil, nil, false
+	}
+	return terr.Written, terr.NotWritten, true
+}
+
+// Tagged is TagsOf's ok.
+func Tagged(err error) bool {
+	_, _, ok := TagsOf(err)
+	return ok
+}
+
+// UnauthorizedHost is the registry host that refused err's credentials
+// (401 or 403), if that is what err is.
+func UnauthorizedHost(err error) (string, bool) {
+	var re *imageref.RegistryError
+	if errors.As(err, &re) && re.Kind == imageref.Unauthorized {
+		return re.Host, true
+	}
+	return "", false
+}
+
+// DefaultProvenance is the provenance detail unless the request says
+// otherwise: min, nothing run-specific.
+const DefaultProvenance = string(attest.ProvenanceMin)

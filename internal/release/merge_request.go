@@ -1,0 +1,141 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/outfile"
+	"github.com/helperbuild/helperbuild/internal/part"
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/progress"
+	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/registry"
+)
+
+// MergeRequest is a merge run as the command gathered it: the part files
+// of a release whose platforms separate jobs pushed by digest.
+type MergeRequest struct {
+	// Command names the run on the start line ("helperbuild merge").
+	Command string
+	// Parts are the part files, each once, in order.
+	Parts []string
+	// Platforms is --platforms, the release's list in index order (nil:
+	// the parts'); AllPlatforms is --platforms all, which merge refuses.
+	Platforms    []v1.Platform
+	AllPlatforms bool
+	// Config is --config: every part must come from this recipe.
+	Config string
+	// Repo is --repo: publish under PREFIX/<image name>.
+	Repo     string
+	Registry Registry
+	// Outputs are the metadata and dotenv files (merge writes no
+	// attestation files: it has digests only).
+	Outputs Outputs
+}
+
+// PreparedMerge is a MergeRequest checked, its parts read.
+type PreparedMerge struct {
+	MergeRequest
+	opts  MergeOptions
+	parts []*part.File
+}
+
+// PrepareMerge checks req and reads its parts, before anything is read
+// from a registry.
+func PrepareMerge(req MergeRequest) (*PreparedMerge, error) {
+	opts := MergeOptions{Repo: req.Repo}
+	if err := checkInsecure(req.Registry.Insecure); err != nil {
+		return nil, err
+	}
+	if err := req.Registry.Check(); err != nil {
+		return nil, err
+	}
+	if req.AllPlatforms {
+		return nil, inputf("merge --platforms all: merge releases the platforms the parts were built for; list them in the index's order, or drop --platforms for the recipe's")
+	}
+	opts.Platforms = req.Platforms
+	if req.Repo != "" {
+		if _, err := imageref.ParseRepository(req.Repo+"/x", req.Registry.Insecure); err != nil {
+			return nil, inputf("--repo %q: %v", req.Repo, err)
+		}
+	}
+	if req.Config != "" {
+		var err error
+		if opts.Recipe, err = part.RecipeAt(req.Config); err != nil {
+			return nil, inputf("--config %s: %v", req.Config, outfile.Reason(err))
+		}
+	}
+	if err := checkOutputFile("--metadata-file", req.Outputs.Metadata); err != nil {
+		return nil, err
+	}
+	opts.Images = imageref.Options{Keychain: req.Registry.Keychain, Insecure: req.Registry.Insecure, UserAgent: req.Registry.UserAgent}
+	pm := &PreparedMerge{MergeRequest: req, opts: opts, parts: make([]*part.File, len(req.Parts))}
+	for i, p := range req.Parts {
+		var err error
+		if pm.parts[i], err = part.Read(p); err != nil {
+			return nil, err
+		}
+	}
+	return pm, nil
+}
+
+// Execute plans the merge of the parts, checks them in the registry and
+// publishes the indexes with push's registry destination (tags last), then
+// writes the output files, reporting to obs.
+func (pm *PreparedMerge) Execute(ctx context.Context, obs Observer) (*Report, error) {
+	obs = obs.defaults()
+	imgOpts, rt, err := registry.WithRetries(pm.opts.Images, pm.Registry.retries(), obs.RetryLogger)
+	if err != nil {
+		return nil, err
+	}
+	defer registry.ReportRetries(obs.Logger, rt)
+	opts := pm.opts
+	opts.Images, opts.Logger = imgOpts, obs.Logger
+	m, err := PlanMerge(pm.parts, opts)
+	if err != nil {
+		return nil, err
+	}
+	var refs []string
+	for _, n := range m.Names() {
+		for _, pl := range m.Naming()[n] {
+			refs = append(refs, pl.Repository.String())
+		}
+	}
+	obs.Progress.Event(progress.Event{Kind: progress.KindStart, Message: pm.Command, Destination: strings.Join(refs, ", "),
+		Images: m.Names(), Platforms: platform.FormatAll(m.Platforms())})
+	if err := checkDotenvFile(pm.Outputs.Dotenv, m.dotenvImages()); err != nil {
+		return nil, err
+	}
+	dest, err := publish.NewRegistry(ctx, m.Naming(), m.Names(), imgOpts, obs.Logger)
+	if err != nil {
+		return nil, err
+	}
+	if err := dest.Hooks(ctx).Preflight(ctx); err != nil {
+		return nil, err
+	}
+	obs.phase(progress.KindPhaseStart, "check", fmt.Sprintf("check: %d parts, each manifest and config in the registry", len(pm.parts)))
+	res, err := m.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	obs.phase(progress.KindPhaseEnd, "check", outcome(res))
+	return finish(ctx, tail{Observer: obs, dest: dest, where: InRegistry,
+		header: "publish: manifests by digest, checked, then tags", outputs: pm.Outputs}, res)
+}
+
+// dotenvImages are m's images as the dotenv file names them.
+func (m *Merge) dotenvImages() []dotenvImage {
+	var images []dotenvImage
+	for _, n := range m.Names() {
+		tagged := false
+		for _, pl := range m.Naming()[n] {
+			tagged = tagged || len(pl.Tags) > 0
+		}
+		images = append(images, dotenvImage{name: n, tagged: tagged})
+	}
+	return images
+}

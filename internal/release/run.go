@@ -1,0 +1,143 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/progress"
+	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/registry"
+)
+
+// Run prepares req and executes it, reporting to obs: the whole build or push, its files
+// written, its report returned.
+func Run(ctx context.Context, req Request, obs Observer) (*Report, error) {
+	p, err := Prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return p.Execute(ctx, obs)
+}
+
+// runState is what one execution holds while it runs.
+type runState struct {
+	tmp    string
+	images imageref.Options // on the retry transport
+}
+
+// Execute builds, publishes (tags last) and writes the output files,
+// reporting as it goes to obs. An error after the tags were written is an
+// *OutputError, and the report is still returned.
+func (p *Prepared) Execute(ctx context.Context, obs Observer) (*Report, error) {
+	p.Observer = obs.defaults()
+	e := progress.Event{Kind: progress.KindStart, Message: p.Command, Destination: p.Dest.String()}
+	for _, img := range p.Plan.Images {
+		e.Images = append(e.Images, img.Name)
+	}
+	for _, pl := range p.Plan.Platforms {
+		e.Platforms = append(e.Platforms, platform.Format(pl.Platform))
+	}
+	for _, b := range p.Plan.Binaries {
+		e.Binaries = append(e.Binaries, b.Main)
+	}
+	p.Progress.Event(e)
+	tmp, err := os.MkdirTemp("", "helperbuild-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	opts := p.registryOptions()
+	opts.TempDir = tmp
+	// Every base blob is fetched once per run, however many platforms,
+	// images and checks read it.
+	opts.Blobs = imageref.NewBlobs(filepath.Join(tmp, "blobs"))
+	r := &runState{tmp: tmp}
+	imgOpts, rt, err := registry.WithRetries(opts, p.Registry.retries(), p.RetryLogger)
+	if err != nil {
+		return nil, err
+	}
+	defer registry.ReportRetries(p.Logger, rt)
+	r.images = imgOpts
+	dest, err := p.Open(ctx, r.images, r.tmp)
+	if err != nil {
+		return nil, err
+	}
+	res, err := Build(ctx, p.Plan, p.buildOptions(ctx, r, dest))
+	if err != nil {
+		return nil, err
+	}
+	return finish(ctx, tail{Observer: p.Observer, dest: dest, where: p.Dest.Where, path: p.Dest.Output.Path, single: p.Dest.single,
+		header: p.Dest.publishHeader(), outputs: p.Outputs}, res)
+}
+
+// buildOptions are Build's options for this run, with dest's hooks.
+func (p *Prepared) buildOptions(ctx context.Context, r *runState, dest publish.Destination) Options {
+	hooks := dest.Hooks(ctx)
+	return Options{
+		Env:              p.Env,
+		Jobs:             p.Jobs,
+		CompressionLevel: p.CompressionLevel,
+		Meta:             p.Meta,
+		Images:           r.images,
+		TempDir:          r.tmp,
+		CacheDir:         p.CacheDir,
+		Attest:           p.AttestOptions,
+		Logger:           p.Logger,
+		Progress:         p.Progress,
+		Preflight:        hooks.Preflight,
+		OnImage:          hooks.OnImage,
+		OnLayer:          hooks.OnLayer,
+	}
+}
+
+func (r *Request) registryOptions() imageref.Options {
+	return imageref.Options{Keychain: r.Registry.Keychain, Insecure: r.Registry.Insecure, UserAgent: r.Registry.UserAgent}
+}
+
+func (r Registry) retries() registry.Retries {
+	return registry.Retries{Retries: r.Retries, Timeout: r.Timeout}
+}
+
+// tail is how a run ends, the same for build, push and merge (and a join
+// of existing images): publish, report, write the output files.
+type tail struct {
+	Observer
+	dest    publish.Destination
+	where   Where
+	path    string // a layout's or archive's
+	single  bool   // a config-free layout's entries are named by tag alone
+	header  string // the publish phase's opening line
+	outputs Outputs
+}
+
+// finish publishes res at t.dest (tags last), names what it published and
+// writes every output file; the report says what happened.
+func finish(ctx context.Context, t tail, res *Result) (*Report, error) {
+	var images []publish.Image
+	for _, img := range res.Images {
+		images = append(images, img.Publish())
+	}
+	t.phase(progress.KindPhaseStart, "publish", t.header)
+	if err := t.dest.Publish(ctx, images); err != nil {
+		return nil, err
+	}
+	t.phase(progress.KindPhaseEnd, "publish", outcome(res))
+	rep := newReport(res, t)
+	if err := rep.write(t.outputs); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// outcome closes the publish phase (and merge's check phase).
+func outcome(res *Result) string {
+	indexes, manifests := len(res.Images), 0
+	for _, img := range res.Images {
+		manifests += len(img.Platforms)
+	}
+	return fmt.Sprintf("%d %s, %d %s", indexes, progress.Plural(indexes, "index", "indexes"), manifests, progress.Plural(manifests, "manifest", "manifests"))
+}

@@ -1,0 +1,110 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/registry"
+	"github.com/helperbuild/helperbuild/internal/sandbox"
+	"github.com/helperbuild/helperbuild/internal/verify"
+)
+
+// VerifyTarget is an image verify was asked to check, its reference
+// parsed.
+type VerifyTarget struct {
+	arg string
+	ref imageref.Ref
+}
+
+// ParseVerifyTarget reads verify's argument: a registry reference,
+// oci:DIR[:TAG] or oci-archive:FILE[:TAG]; insecure are the hosts that
+// may be reached over plain HTTP.
+func ParseVerifyTarget(arg string, insecure []string) (*VerifyTarget, error) {
+	ref, err := imageref.Parse(arg, insecure)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	if ref.Transport == imageref.Scratch {
+		return nil, inputf("there is nothing to verify in scratch")
+	}
+	return &VerifyTarget{arg: arg, ref: ref}, nil
+}
+
+// Verify reads the target through reg (each blob once) and checks it with
+// opts (TempDir set here); metadata, if not "", gets the report as JSON
+// whether the checks pass or not. A failed check is in the report, not an
+// error.
+func (t *VerifyTarget) Verify(ctx context.Context, opts verify.Options, reg Registry, metadata string, obs Observer) (*verify.Report, error) {
+	obs = obs.defaults()
+	if err := checkOutputFile("--metadata-file", metadata); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "helperbuild-verify-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	opts.TempDir = tmp
+	if opts.Run {
+		// Nothing is downloaded where nothing could run.
+		if err := (&sandbox.Runner{}).Probe(ctx, tmp); err != nil {
+			return nil, fmt.Errorf("verify --run: %w", err)
+		}
+	}
+	// Checks read some layers more than once, and platforms share layers:
+	// the blob store fetches each blob once, and a reader only ever opens a
+	// complete one.
+	imgOpts, rt, err := registry.WithRetries(imageref.Options{Keychain: reg.Keychain, Insecure: reg.Insecure, TempDir: tmp,
+		Blobs: imageref.NewBlobs(filepath.Join(tmp, "blobs"))}, reg.retries(), obs.Logger)
+	if err != nil {
+		return nil, err
+	}
+	defer registry.ReportRetries(obs.Logger, rt)
+	a, err := imageref.Read(ctx, t.ref, imgOpts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Attestations && t.ref.Transport == imageref.Registry {
+		opts.Referrers = registry.Referrers(t.ref.Name.Context(), imgOpts)
+	}
+	var rep *verify.Report
+	if a.Index != nil {
+		rep, err = verify.Index(ctx, a.Index, opts)
+	} else {
+		rep, err = verify.Image(ctx, a.Image, opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", t.arg, err)
+	}
+	if metadata != "" {
+		if err := WriteJSON(metadata, verifyMetadata{SchemaVersion: MetadataSchemaVersion,
+			Images: []verifyMetadataImage{{Reference: t.arg, JSONReport: verify.JSON(rep)}}}); err != nil {
+			return nil, fmt.Errorf("metadata file: %w", err)
+		}
+	}
+	return rep, nil
+}
+
+// verifyMetadata is verify's --metadata-file: the report of each image
+// checked, in the style of the build's file.
+type verifyMetadata struct {
+	SchemaVersion int                   `json:"schemaVersion"`
+	Images        []verifyMetadataImage `json:"images"`
+}
+
+type verifyMetadataImage struct {
+	// Reference is the image as verify was given it.
+	Reference string `json:"reference"`
+	verify.JSONReport
+}
+
+// Check says what is wrong with r's retry settings, naming their flags.
+func (r Registry) Check() error {
+	if err := r.retries().Check(); err != nil {
+		return &InputError{err}
+	}
+	return nil
+}
