@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/scaffold"
 )
 
@@ -56,8 +55,8 @@ Existing files are never overwritten.`,
 }
 
 func runInit(cmd *cobra.Command, env Env, f *initFlags) error {
-	if _, err := imageref.Parse(f.base, nil); err != nil || strings.ContainsAny(f.base, " \t\n{}") {
-		return usagef("--base %q: want a registry reference such as registry.example.com/base/runner-helper:1.0, or scratch", f.base)
+	if err := scaffold.CheckBase(f.base); err != nil {
+		return usageError{err}
 	}
 	dir, err := absDir(".")
 	if err != nil {

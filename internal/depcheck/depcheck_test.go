@@ -24,6 +24,7 @@ type pkg struct {
 	imports     map[string][]string // import path -> files of the package, not tests
 	testImports map[string][]string // the same for _test.go files
 	envReads    []string            // "file:line: os.Getenv" in files that are not tests
+	lines       int                 // lines of the files that are not tests
 }
 
 // TestImportRules checks every package of the module against the rules.
@@ -40,6 +41,7 @@ func TestImportRules(t *testing.T) {
 // The check fails for each kind of breach; a check that cannot fail would
 // pass any tree.
 func TestCheckCatchesBreaches(t *testing.T) {
+	require.LessOrEqual(t, len(commandImports), maxCommandImports, "the command's imports")
 	const m = "example.com/mod"
 	base := func() []pkg {
 		var out []pkg
@@ -65,7 +67,7 @@ func TestCheckCatchesBreaches(t *testing.T) {
 	}{
 		{"the table itself passes", base(), ""},
 		{"a stage imports a stage", with(func(p map[string]*pkg) { p["internal/dockerfile"].imports = imp(m+"/internal/layer", "apply.go") }),
-			"internal/dockerfile (stage) imports internal/layer (stage) in apply.go: a stage imports only shared packages"},
+			"internal/dockerfile (stage) imports internal/layer (stage) in apply.go: a stage imports only shared and io packages"},
 		{"a stage imports release", with(func(p map[string]*pkg) { p["internal/verify"].imports = imp(m+"/internal/release", "x.go") }),
 			"internal/verify (stage) imports internal/release (wiring)"},
 		{"a shared package imports a stage", with(func(p map[string]*pkg) { p["internal/platform"].imports = imp(m+"/internal/recipe", "x.go") }),
@@ -82,6 +84,14 @@ func TestCheckCatchesBreaches(t *testing.T) {
 			"internal/release (wiring) imports github.com/spf13/cobra in x.go: only the command may"},
 		{"environment read below the command", with(func(p map[string]*pkg) { p["internal/crossbuild"].envReads = []string{"build.go:9: os.Environ"} }),
 			"internal/crossbuild reads the environment at build.go:9: os.Environ"},
+		{"the command imports a stage", with(func(p map[string]*pkg) { p["cmd/helperbuild"].imports = imp(m+"/internal/publish", "x.go") }),
+			"cmd/helperbuild (command) imports internal/publish in x.go: the command imports only internal/release"},
+		{"the command grows", with(func(p map[string]*pkg) { p["cmd/helperbuild"].lines = maxCommandLines + 1 }),
+			"cmd/helperbuild has 1801 lines outside its tests, more than 1800"},
+		{"an io package imports a stage", with(func(p map[string]*pkg) { p["internal/registry"].imports = imp(m+"/internal/publish", "x.go") }),
+			"internal/registry (io) imports internal/publish (stage)"},
+		{"a shared package imports an io one", with(func(p map[string]*pkg) { p["internal/part"].imports = imp(m+"/internal/outfile", "x.go") }),
+			"internal/part (shared) imports internal/outfile (io)"},
 		{"a package without a role", append(base(), pkg{path: "internal/newthing"}),
 			"internal/newthing has no role: add it to roles"},
 		{"a role without a package", slices.DeleteFunc(base(), func(p pkg) bool { return p.path == "internal/gitmeta" }),
@@ -104,6 +114,8 @@ func TestCheckCatchesBreaches(t *testing.T) {
 		p["internal/layer"].testImports = imp(m+"/internal/testkit", "x_test.go")
 		p["internal/release"].imports = imp(m+"/internal/layer", "x.go")
 		p["cmd/helperbuild"].imports = map[string][]string{m + "/internal/release": {"x.go"}, "github.com/spf13/cobra": {"x.go"}}
+		p["cmd/helperbuild"].lines = maxCommandLines
+		p["internal/publish"].imports = imp(m+"/internal/registry", "x.go")
 		p["cmd/helperbuild"].envReads = []string{"main.go:1: os.Environ"}
 		p["test/e2e"].imports = imp(m+"/internal/testkit", "x.go")
 	})
@@ -118,10 +130,13 @@ func check(module string, pkgs []pkg) []string {
 		found[p.path] = true
 		from, ok := roles[p.path]
 		if !ok {
-			problems = append(problems, fmt.Sprintf("%s has no role: add it to roles in internal/depcheck/rules_test.go (shared, stage, wiring, command, fixture or suite)", p.path))
+			problems = append(problems, fmt.Sprintf("%s has no role: add it to roles in internal/depcheck/rules_test.go (shared, io, stage, wiring, command, fixture or suite)", p.path))
 			continue
 		}
 		problems = append(problems, checkImports(module, p.path, from, p.imports, may)...)
+		if from == command {
+			problems = append(problems, checkCommand(module, p)...)
+		}
 		problems = append(problems, checkImports(module, p.path, from, p.testImports, mayInTest)...)
 		if from != command && from != suite {
 			for _, r := range p.envReads {
@@ -135,6 +150,27 @@ func check(module string, pkgs []pkg) []string {
 		}
 	}
 	sort.Strings(problems)
+	return problems
+}
+
+// checkCommand holds the command thin: it imports only commandImports of
+// the module, and has at most maxCommandLines lines outside its tests.
+func checkCommand(module string, p pkg) []string {
+	var problems []string
+	for imp, files := range p.imports {
+		rel, inModule := strings.CutPrefix(imp, module+"/")
+		if to := roles[rel]; to == fixture || to == suite {
+			continue // reported as test code
+		}
+		if inModule && !slices.Contains(commandImports, rel) {
+			problems = append(problems, fmt.Sprintf("%s (command) imports %s in %s: the command imports only %s; ask release for it",
+				p.path, rel, strings.Join(files, ", "), strings.Join(commandImports, ", ")))
+		}
+	}
+	if p.lines > maxCommandLines {
+		problems = append(problems, fmt.Sprintf("%s has %d lines outside its tests, more than %d: what is not flags, environment or printing belongs in release",
+			p.path, p.lines, maxCommandLines))
+	}
 	return problems
 }
 
@@ -243,6 +279,9 @@ func (p *pkg) addFile(path string) error {
 	}
 	name := filepath.Base(path)
 	test := strings.HasSuffix(name, "_test.go")
+	if !test {
+		p.lines += fset.File(f.Pos()).LineCount()
+	}
 	osName := ""
 	for _, spec := range f.Imports {
 		imp, err := strconv.Unquote(spec.Path.Value)
@@ -275,4 +314,22 @@ func (p *pkg) addFile(path string) error {
 		return true
 	})
 	return nil
+}
+
+// TestMapNamesEveryPackage: the map in internal/doc.go names every
+// internal package, so it cannot fall behind the tree.
+func TestMapNamesEveryPackage(t *testing.T) {
+	root, _ := moduleRoot(t)
+	data, err := os.ReadFile(filepath.Join(root, "internal", "doc.go"))
+	require.NoError(t, err)
+	words := strings.FieldsFunc(string(data), func(r rune) bool {
+		return !(r == '/' || r == '_' || (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9'))
+	})
+	for path := range roles {
+		name, ok := strings.CutPrefix(path, "internal/")
+		if !ok {
+			continue
+		}
+		assert.Contains(t, words, name, "internal/doc.go's map names %s", path)
+	}
 }

@@ -1,24 +1,28 @@
-// Package depcheck holds helperbuild's import rules, written once: the role
-// of each package of the module and which roles may import which (the table
-// in rules_test.go). Its test checks every package's imports, test files
+// Package depcheck holds helperbuild's import rules, written once and
+// checked by its test.
+//
+// The table in rules_test.go gives each package of the module a role and
+// says which roles may import which. Its test checks every package's imports, test files
 // included, against them, as go-containerregistry's
 // pkg/registry/depcheck_test.go pins what its registry may import; a rule
 // that lives only in prose drifts.
 //
-// The rules, by role:
+// The rules, by role (floors, lowest first; docs/architecture.md draws them):
 //
-//   - shared (platform, rootfs, ...): knows one thing several packages need;
+//   - shared (platform, part, progress, ...): facts several packages need;
 //     imports only shared packages.
-//   - stage (recipe, dockerfile, ...): does one step of a release; imports
-//     only shared packages, so stages do not import each other.
-//   - wiring (release): orders the stages; imports stages and shared
-//     packages.
-//   - command (cmd/helperbuild): flags, environment and printing; imports
-//     anything but test code. It is the only package that imports cobra, and
+//   - io (registry, imageref, retry, outfile, gitmeta, sandbox): talks to the
+//     outside; imports shared and io packages.
+//   - stage (recipe, crossbuild, ..., publish): does one step of a release;
+//     imports only shared and io packages, so stages do not import each other.
+//   - wiring (release): owns a run; imports stages, io and shared packages.
+//   - command (cmd/helperbuild): flags, environment and printing; imports only
+//     the packages commandImports lists (at most six) and has at most 1,800
+//     lines outside its tests. It is the only package that imports cobra, and
 //     no package below it reads the environment (os.Getenv, os.LookupEnv,
 //     os.Environ, os.ExpandEnv).
 //   - fixture (testkit, tartest): imported only by tests; imports only
-//     shared packages.
+//     shared and io packages.
 //   - suite (test/...): may import anything.
 //
 // Test files follow their package's rule and may also import test code

@@ -5,19 +5,25 @@ import "fmt"
 // role is what a package is for; it decides what the package may import.
 type role int
 
+// The roles are floors, lowest first: a package imports only packages on
+// lower floors (shared and io packages also their own floor's), as the
+// pipeline map in internal/doc.go draws them.
 const (
-	shared  role = iota + 1 // knows one thing several packages need
-	stage                   // one step of a release
-	wiring                  // release: orders the stages
-	command                 // cmd/helperbuild: flags, environment, printing
-	fixture                 // test fixtures
-	suite                   // end-to-end suites and test servers
+	shared   role = iota + 1 // facts: values and formats several packages need
+	boundary                 // talks to the outside: registries, git, files, the sandbox
+	stage                    // one step of a release
+	wiring                   // release: owns a run, orders the stages
+	command                  // cmd/helperbuild: flags, environment, printing
+	fixture                  // test fixtures
+	suite                    // end-to-end suites and test servers
 )
 
 func (r role) String() string {
 	switch r {
 	case shared:
 		return "shared"
+	case boundary:
+		return "io"
 	case stage:
 		return "stage"
 	case wiring:
@@ -38,28 +44,30 @@ var roles = map[string]role{
 	"dockerfiles":         shared,
 	"internal/attestspec": shared,
 	"internal/elfcheck":   shared,
-	"internal/gitmeta":    shared,
-	"internal/imageref":   shared,
 	"internal/part":       shared,
 	"internal/platform":   shared,
 	"internal/progress":   shared,
-	"internal/retry":      shared,
-	"internal/registry":   shared,
-	"internal/outfile":    shared,
 	"internal/rootfs":     shared,
-	"internal/sandbox":    shared,
-	"internal/attest":     stage,
+	"internal/gitmeta":    boundary,
+	"internal/imageref":   boundary,
+	"internal/outfile":    boundary,
+	"internal/registry":   boundary,
+	"internal/retry":      boundary,
+	"internal/sandbox":    boundary,
+	// The stages in pipeline order (internal/doc.go), then those beside it.
+	"internal/recipe":     stage,
 	"internal/crossbuild": stage,
 	"internal/dockerfile": stage,
 	"internal/layer":      stage,
 	"internal/manifest":   stage,
-	"internal/publish":    stage,
-	"internal/recipe":     stage,
-	"internal/scaffold":   stage,
 	"internal/verify":     stage,
+	"internal/publish":    stage,
+	"internal/attest":     stage,
+	"internal/scaffold":   stage,
 	"internal/release":    wiring,
 	"cmd/helperbuild":     command,
 	"internal/depcheck":   fixture,
+	"internal":            shared, // doc.go only: the map
 	"internal/tartest":    fixture,
 	"internal/testkit":    fixture,
 	"test/e2e":            suite,
@@ -74,14 +82,16 @@ func may(from, to role) (bool, string) {
 	switch from {
 	case shared:
 		return to == shared, "a shared package imports only shared packages"
+	case boundary:
+		return to == shared || to == boundary, "an io package imports only shared and io packages"
 	case stage:
-		return to == shared, "a stage imports only shared packages (stages do not import each other; release passes values between them)"
+		return to == shared || to == boundary, "a stage imports only shared and io packages (stages do not import each other; release passes values between them)"
 	case wiring:
-		return to == shared || to == stage, "release imports only stages and shared packages"
+		return to == shared || to == boundary || to == stage, "release imports only stages, io and shared packages"
 	case command:
 		return to != fixture && to != suite, "the command imports no test code"
 	case fixture:
-		return to == shared, "a fixture imports only shared packages"
+		return to == shared || to == boundary, "a fixture imports only shared and io packages"
 	case suite:
 		return true, ""
 	}
@@ -104,3 +114,20 @@ var onlyCommand = []string{"github.com/spf13/cobra"}
 // envReaders are the os functions that read the process environment; only
 // the command and the suites may call them.
 var envReaders = []string{"Getenv", "LookupEnv", "Environ", "ExpandEnv"}
+
+// commandImports are the only packages of the module the command may
+// import: release runs everything; platform parses --platforms and
+// completes it; progress renders; verify prints its reports; sandbox is the
+// re-executed sandbox init of main; scaffold is init. At most
+// maxCommandImports.
+var commandImports = []string{
+	"internal/release", "internal/platform", "internal/progress",
+	"internal/verify", "internal/sandbox", "internal/scaffold",
+}
+
+// maxCommandImports and maxCommandLines hold the command thin: it turns
+// flags and environment into a request and prints the report.
+const (
+	maxCommandImports = 6
+	maxCommandLines   = 1800
+)

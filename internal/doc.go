@@ -1,0 +1,25 @@
+// Package internal holds helperbuild's packages, one per concern; this is
+// their map.
+//
+// A release runs left to right; release runs it, cmd/helperbuild asks it to.
+// Arrows are imports; a package imports only packages on lower floors
+// (internal/depcheck checks it, docs/architecture.md explains it).
+//
+//	command  cmd/helperbuild: flags + environment -> release.Request; prints the Report
+//	            |
+//	wiring   release: Prepare/Execute, PrepareMerge/Execute, VerifyTarget.Verify;
+//	            |     one tail: publish -> report -> output files
+//	            v
+//	stage    recipe -> crossbuild -> dockerfile -> layer -> manifest -> verify -> publish
+//	         (plan)    (compile)     (apply)       (write)  (assemble)  (check)   (place, tags last)
+//	         beside:   attest (SBOM, provenance)   scaffold (init)
+//	            |
+//	            v
+//	io       registry (the one HTTP stack: retries, reads, referrers)  imageref (read images)
+//	         retry  outfile (atomic files)  gitmeta  sandbox
+//	            |
+//	            v
+//	shared   platform  part  progress  elfcheck  attestspec  rootfs
+//
+//	fixture  testkit  tartest  depcheck  sandbox/sandboxtest (tests only)
+package internal
