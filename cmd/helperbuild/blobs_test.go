@@ -18,7 +18,7 @@ func pushSharedIndex(t *testing.T, blobs *testkit.BlobCounter) string {
 	t.Helper()
 	ref := testkit.Registry(t, blobs.Wrap) + "/g/base:1"
 	idx := testkit.SharedIndex(t, 1<<20, 4096, v1.Platform{OS: "linux", Architecture: "amd64"}, v1.Platform{OS: "linux", Architecture: "arm64"})
-	require.NoError(t, remote.WriteIndex(mustRef(t, ref), idx))
+	require.NoError(t, remote.WriteIndex(testkit.Ref(t, ref), idx))
 	return ref
 }
 

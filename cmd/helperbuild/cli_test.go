@@ -112,7 +112,7 @@ func TestPushConfigFree(t *testing.T) {
 	digest, _ := idx.Digest()
 	assert.Contains(t, stdout, host+"/group/hello@"+digest.String())
 	assert.Contains(t, stdout, "linux/arm/v7")
-	latest, err := remote.Head(mustRef(t, host+"/group/hello:latest"))
+	latest, err := remote.Head(testkit.Ref(t, host+"/group/hello:latest"))
 	require.NoError(t, err)
 	assert.Equal(t, digest, latest.Digest)
 
@@ -161,17 +161,17 @@ images:
 	// An extra --tag tags every image too (it was silently ignored).
 	code, stdout, stderr := run(t, baseEnv("CI_REGISTRY_IMAGE="+host+"/group", "CI_COMMIT_TAG=v2.0.0"), "push", "--tag", "stable")
 	require.Equal(t, 0, code, stderr)
-	idx, err := remote.Index(mustRef(t, host+"/group/hello:v2.0.0"))
+	idx, err := remote.Index(testkit.Ref(t, host+"/group/hello:v2.0.0"))
 	require.NoError(t, err)
 	digest, err := idx.Digest()
 	require.NoError(t, err)
-	stable, err := remote.Head(mustRef(t, host+"/group/hello:stable"))
+	stable, err := remote.Head(testkit.Ref(t, host+"/group/hello:stable"))
 	require.NoError(t, err)
 	assert.Equal(t, digest, stable.Digest, "--tag stable points at the index")
 	im, err := idx.IndexManifest()
 	require.NoError(t, err)
 	for i, tag := range []string{"x86_64-v2.0.0", "arm64-v2.0.0"} {
-		desc, err := remote.Head(mustRef(t, host+"/group/hello:"+tag))
+		desc, err := remote.Head(testkit.Ref(t, host+"/group/hello:"+tag))
 		require.NoError(t, err, tag)
 		assert.Equal(t, im.Manifests[i].Digest, desc.Digest, tag)
 	}
@@ -230,11 +230,4 @@ func TestUsageErrors(t *testing.T) {
 		assert.Contains(t, stderr, tc.want)
 		assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
 	}
-}
-
-func mustRef(t *testing.T, s string) name.Reference {
-	t.Helper()
-	r, err := name.ParseReference(s)
-	require.NoError(t, err)
-	return r
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 // TestDotenvPushAndEarlyFailure: push --dotenv writes the digests it
@@ -22,7 +24,7 @@ func TestDotenvPushAndEarlyFailure(t *testing.T) {
 	code, stdout, stderr := run(t, baseEnv(), "push", "--platforms", "linux/amd64,linux/arm64", "--base", "scratch",
 		"--tag", host+"/group/hello:v1.2.3", "--tag", host+"/group/hello:latest", "--dotenv", env, "./cmd/hello")
 	require.Equal(t, 0, code, stderr)
-	desc, err := remote.Head(mustRef(t, host+"/group/hello:v1.2.3"))
+	desc, err := remote.Head(testkit.Ref(t, host+"/group/hello:v1.2.3"))
 	require.NoError(t, err)
 	data, err := os.ReadFile(env)
 	require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/release"
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
@@ -159,9 +160,9 @@ func TestExampleOutputsGolden(t *testing.T) {
 		"--metadata-file", pushMeta, "--dotenv", pushEnv}, exampleArgs...)...)
 	require.Equal(t, 0, code, stderr)
 	fromRegistry := func(digest string) (int64, int64) {
-		desc, err := remote.Get(mustRef(t, host+"/group/gitlab-runner-helper@"+digest))
+		desc, err := remote.Get(testkit.Ref(t, host+"/group/gitlab-runner-helper@"+digest))
 		if err != nil {
-			desc, err = remote.Get(mustRef(t, host+"/group/gitlab-runner@"+digest))
+			desc, err = remote.Get(testkit.Ref(t, host+"/group/gitlab-runner@"+digest))
 		}
 		require.NoError(t, err)
 		return sizes(t, desc.Manifest)

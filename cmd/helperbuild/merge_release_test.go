@@ -22,7 +22,7 @@ import (
 // entries are attestations (platform unknown/unknown).
 func indexDigest(t *testing.T, ref string) (v1.Hash, int) {
 	t.Helper()
-	idx, err := remote.Index(mustRef(t, ref))
+	idx, err := remote.Index(testkit.Ref(t, ref))
 	require.NoError(t, err)
 	d, err := idx.Digest()
 	require.NoError(t, err)

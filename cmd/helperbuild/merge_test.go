@@ -101,9 +101,9 @@ func TestMergeFanOut(t *testing.T) {
 		slices.Sort(gotTags)
 		assert.Equal(t, wantTags, gotTags, n)
 		for _, tag := range wantTags {
-			w, err := remote.Head(mustRef(t, want+":"+tag))
+			w, err := remote.Head(testkit.Ref(t, want+":"+tag))
 			require.NoError(t, err)
-			g, err := remote.Head(mustRef(t, got+":"+tag))
+			g, err := remote.Head(testkit.Ref(t, got+":"+tag))
 			require.NoError(t, err)
 			assert.Equal(t, w.Digest, g.Digest, "%s:%s", n, tag)
 		}
@@ -130,7 +130,7 @@ func TestMergeFanOut(t *testing.T) {
 	// Merge read manifests and configs, never a layer.
 	layers := map[string]bool{}
 	for _, n := range []string{"hello", "hello-runner"} {
-		idx, err := remote.Index(mustRef(t, host+"/fan/"+n+":v2.0.0"))
+		idx, err := remote.Index(testkit.Ref(t, host+"/fan/"+n+":v2.0.0"))
 		require.NoError(t, err)
 		im, err := idx.IndexManifest()
 		require.NoError(t, err)

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 
@@ -150,13 +149,6 @@ func buildCgo(dir string) (string, error) {
 	}
 	out := filepath.Join(dir, "bin", "dynamic")
 	return out, goBuild(context.Background(), src, out, "CGO_ENABLED=1", "GOOS=", "GOARCH=")
-}
-
-func mustParse(t *testing.T, s string) v1.Platform {
-	t.Helper()
-	p, err := platform.Parse(s)
-	require.NoError(t, err)
-	return p
 }
 
 func open(t *testing.T, path string) *os.File {

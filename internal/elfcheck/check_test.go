@@ -12,6 +12,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 func TestCheckCrossBuiltBinaries(t *testing.T) {
@@ -48,9 +49,9 @@ func TestCheckCrossBuiltBinaries(t *testing.T) {
 			assert.True(t, static, "CGO_ENABLED=0 binary must be static")
 
 			for _, target := range crossPlatforms {
-				p := mustParse(t, target)
+				p := testkit.Platform(t, target)
 				err := elfcheck.CheckFile(bins[built], p)
-				sameArch := mustParse(t, built).Architecture == p.Architecture
+				sameArch := testkit.Platform(t, built).Architecture == p.Architecture
 				if sameArch {
 					// arm/v6 vs arm/v7 is invisible in the header; CheckGo tells them apart.
 					assert.NoError(t, err, "%s binary checked as %s", built, target)
@@ -72,7 +73,7 @@ func TestGoInfoAndCheckGo(t *testing.T) {
 			info, ok, err := elfcheck.GoInfo(open(t, bins[built]))
 			require.NoError(t, err)
 			require.True(t, ok)
-			want := mustParse(t, built)
+			want := testkit.Platform(t, built)
 			assert.Equal(t, "linux", info.GOOS)
 			assert.Equal(t, want.Architecture, info.GOARCH)
 			assert.Equal(t, "0", info.CGOEnabled)
@@ -81,7 +82,7 @@ func TestGoInfoAndCheckGo(t *testing.T) {
 			assert.Equal(t, built, platform.Format(info.Platform()))
 
 			for _, target := range crossPlatforms {
-				err := elfcheck.CheckGo(info, mustParse(t, target))
+				err := elfcheck.CheckGo(info, testkit.Platform(t, target))
 				if target == built {
 					assert.NoError(t, err)
 					continue
@@ -98,7 +99,7 @@ func TestGoInfoAndCheckGo(t *testing.T) {
 	info, _, err := elfcheck.GoInfo(open(t, bins["linux/arm/v6"]))
 	require.NoError(t, err)
 	assert.Equal(t, "6", info.GOARM)
-	assert.EqualError(t, elfcheck.CheckGo(info, mustParse(t, "linux/arm/v7")),
+	assert.EqualError(t, elfcheck.CheckGo(info, testkit.Platform(t, "linux/arm/v7")),
 		"binary is a Go build for linux/arm/v6 (GOOS=linux GOARCH=arm GOARM=6), not linux/arm/v7")
 }
 
@@ -128,7 +129,7 @@ func TestCheckGoSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := elfcheck.CheckGo(&tt.info, mustParse(t, tt.target))
+			err := elfcheck.CheckGo(&tt.info, testkit.Platform(t, tt.target))
 			if tt.wantErr == "" {
 				assert.NoError(t, err)
 				return
@@ -136,7 +137,7 @@ func TestCheckGoSettings(t *testing.T) {
 			assert.EqualError(t, err, tt.wantErr)
 		})
 	}
-	assert.ErrorContains(t, elfcheck.CheckGo(nil, mustParse(t, "linux/amd64")), "no Go build info")
+	assert.ErrorContains(t, elfcheck.CheckGo(nil, testkit.Platform(t, "linux/amd64")), "no Go build info")
 }
 
 func TestDynamicBinary(t *testing.T) {

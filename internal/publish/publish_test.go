@@ -99,13 +99,13 @@ func TestToRegistryOrder(t *testing.T) {
 	require.Equal(t, 6, firstTag, "2 indexes + 4 images by digest, then tags: %v", rc.puts)
 
 	// Read back: same digest, valid, platform tag points at its manifest.
-	got, err := remote.Index(mustRef(t, host+"/g/helper:v1.2.3"))
+	got, err := remote.Index(testkit.Ref(t, host+"/g/helper:v1.2.3"))
 	require.NoError(t, err)
 	require.NoError(t, validate.Index(got))
 	want, _ := helper.Digest()
 	gotDigest, _ := got.Digest()
 	assert.Equal(t, want, gotDigest)
-	desc, err := remote.Head(mustRef(t, host+"/g/helper:arm64-v1.2.3"))
+	desc, err := remote.Head(testkit.Ref(t, host+"/g/helper:arm64-v1.2.3"))
 	require.NoError(t, err)
 	assert.Equal(t, helperDigests[1], desc.Digest)
 }
@@ -124,7 +124,7 @@ func TestToRegistryNoTagWhenAnyImageFails(t *testing.T) {
 	}, RegistryOptions{Remote: []remote.Option{remote.WithRetryBackoff(remote.Backoff{Steps: 1})}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "/g/runner@sha256:")
-	_, err = remote.Head(mustRef(t, host+"/g/helper:v1"))
+	_, err = remote.Head(testkit.Ref(t, host+"/g/helper:v1"))
 	assert.Error(t, err, "no tag may exist after a failure before the tag phase")
 }
 
@@ -171,13 +171,6 @@ func TestToLayoutAndArchive(t *testing.T) {
 	entries, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "the staging layout is removed")
-}
-
-func mustRef(t *testing.T, s string) name.Reference {
-	t.Helper()
-	r, err := name.ParseReference(s)
-	require.NoError(t, err)
-	return r
 }
 
 func TestCheckPush(t *testing.T) {

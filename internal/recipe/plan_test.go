@@ -12,6 +12,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/dockerfiles"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 var testVars = Vars{
@@ -191,10 +192,10 @@ func TestPlanSelection(t *testing.T) {
 				}
 				assert.Equal(t, want, platform.FormatList(Values(img.Platforms)), img.Name)
 				for key := range platformTags(img) {
-					assert.GreaterOrEqual(t, platform.Index(Values(img.Platforms), mustParse(t, key)), 0, "platform tags only for built platforms")
+					assert.GreaterOrEqual(t, platform.Index(Values(img.Platforms), testkit.Platform(t, key)), 0, "platform tags only for built platforms")
 				}
 				for key := range bases(img) {
-					assert.GreaterOrEqual(t, platform.Index(Values(img.Platforms), mustParse(t, key)), 0, "base overrides only for built platforms")
+					assert.GreaterOrEqual(t, platform.Index(Values(img.Platforms), testkit.Platform(t, key)), 0, "base overrides only for built platforms")
 				}
 			}
 			assert.Equal(t, tt.images, strings.Join(names, " "))
@@ -204,13 +205,6 @@ func TestPlanSelection(t *testing.T) {
 			}
 		})
 	}
-}
-
-func mustParse(t *testing.T, s string) v1.Platform {
-	t.Helper()
-	p, err := platform.Parse(s)
-	require.NoError(t, err)
-	return p
 }
 
 // outputs is the output name of plan.Binaries[k] per platform, keyed as the

@@ -72,7 +72,7 @@ func TestPushThroughTransientFaults(t *testing.T) {
 	// The fault-free reference push.
 	clean := testkit.Registry(t)
 	require.NoError(t, push(t.Context(), clean, idx, client(t, io.Discard)))
-	cleanDesc, err := remote.Head(mustRef(t, clean+"/g/helper:v1"))
+	cleanDesc, err := remote.Head(testkit.Ref(t, clean+"/g/helper:v1"))
 	require.NoError(t, err)
 	require.Equal(t, want, cleanDesc.Digest)
 
@@ -87,16 +87,16 @@ func TestPushThroughTransientFaults(t *testing.T) {
 
 			// What the registry holds, read without the proxy: same digests, every blob intact.
 			for _, tag := range []string{"v1", "latest"} {
-				desc, err := remote.Head(mustRef(t, host+"/g/helper:"+tag))
+				desc, err := remote.Head(testkit.Ref(t, host+"/g/helper:"+tag))
 				require.NoError(t, err)
 				assert.Equal(t, cleanDesc.Digest, desc.Digest)
 			}
-			stored, err := remote.Index(mustRef(t, host+"/g/helper:v1"))
+			stored, err := remote.Index(testkit.Ref(t, host+"/g/helper:v1"))
 			require.NoError(t, err)
 			require.NoError(t, validate.Index(stored))
 
 			// Pulling through the faults gives the same bytes.
-			pulled, err := remote.Index(mustRef(t, p.Addr()+"/g/helper:v1"), remoteOptions(t.Context(), rt)...)
+			pulled, err := remote.Index(testkit.Ref(t, p.Addr()+"/g/helper:v1"), remoteOptions(t.Context(), rt)...)
 			require.NoError(t, err)
 			require.NoError(t, validate.Index(pulled))
 
@@ -168,15 +168,8 @@ func TestPushUnderPersistentFaultFailsClearly(t *testing.T) {
 			}
 			assert.NotContains(t, err.Error(), "\n")
 			assert.Positive(t, rt.Stats().Total(), "it was retried before giving up")
-			_, err = remote.Head(mustRef(t, host+"/g/helper:v1"))
+			_, err = remote.Head(testkit.Ref(t, host+"/g/helper:v1"))
 			assert.ErrorContains(t, err, "404", "nothing was tagged")
 		})
 	}
-}
-
-func mustRef(t *testing.T, s string) name.Reference {
-	t.Helper()
-	r, err := name.ParseReference(s)
-	require.NoError(t, err)
-	return r
 }
