@@ -22,7 +22,7 @@ func errorLine(ctx context.Context, env Env, err error) string {
 			msg += "; " + credentialSource(env, host)
 		}
 	}
-	return oneLine(progress.Redact(msg))
+	return progress.JoinLines(progress.Redact(msg), " | ")
 }
 
 // interrupted says what an interrupted run left behind: which tags were
@@ -45,14 +45,3 @@ type nothingTagged struct{ err error }
 
 func (n nothingTagged) Error() string { return n.err.Error() }
 func (n nothingTagged) Unwrap() error { return n.err }
-
-// oneLine joins the lines of s with " | ", dropping blank ones.
-func oneLine(s string) string {
-	var lines []string
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	return strings.Join(lines, " | ")
-}

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"io/fs"
-
 	"github.com/spf13/cobra"
 )
 
@@ -50,14 +47,4 @@ func checkModeFlags(cmd *cobra.Command, pkg string) error {
 		return usagef("--cache-dir %s and --no-cache contradict each other; give one", value("cache-dir"))
 	}
 	return nil
-}
-
-// reason is the system's word for a failed file operation ("read-only file
-// system"), without the path the message already names.
-func reason(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -74,9 +74,25 @@ func clip(s string, width int) string {
 	return string(r[:width-1]) + "…"
 }
 
-// oneLine is the first line of s (an error's compiler output follows on
+// firstLine is the first line of s (an error's compiler output follows on
 // later lines).
-func oneLine(s string) string {
+func firstLine(s string) string {
 	first, _, _ := strings.Cut(s, "\n")
 	return first
+}
+
+// JoinLines is s on one line: its lines (split at \n and \r), trimmed,
+// blank ones dropped, joined with sep. The one way helperbuild flattens a
+// message (recipe errors with " ", the command's error line with " | ").
+func JoinLines(s, sep string) string {
+	if !strings.ContainsAny(s, "\n\r") {
+		return strings.TrimSpace(s)
+	}
+	var parts []string
+	for _, l := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, sep)
 }

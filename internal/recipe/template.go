@@ -11,6 +11,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/progress"
 )
 
 // Vars are the release's values that templates see. The command fills them
@@ -109,7 +110,7 @@ var (
 // templateMessage turns a text/template error into a short message, naming
 // the fields data has when a field is missing.
 func templateMessage(err error, data any) string {
-	msg := oneLine(err.Error())
+	msg := progress.JoinLines(err.Error(), " ")
 	if m := execErrRE.FindStringSubmatch(msg); m != nil {
 		at, detail := m[1], m[2]
 		if k := noEntryRE.FindStringSubmatch(detail); k != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/helperbuild/helperbuild/internal/progress"
 )
 
 // shapeChecker walks a YAML node tree against the Go type it will be decoded
@@ -158,25 +160,11 @@ func inWhere(path string) string {
 
 // errAt formats a one-line error "file:line: msg" ("file: msg" without a line).
 func errAt(file string, line int, msg string) error {
-	msg = oneLine(msg)
+	msg = progress.JoinLines(msg, " ")
 	if line > 0 {
 		return fmt.Errorf("%s:%d: %s", file, line, msg)
 	}
 	return fmt.Errorf("%s: %s", file, msg)
-}
-
-// oneLine joins the lines of s with single spaces.
-func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\n\r") {
-		return s
-	}
-	var parts []string
-	for _, l := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
-		if l = strings.TrimSpace(l); l != "" {
-			parts = append(parts, l)
-		}
-	}
-	return strings.Join(parts, " ")
 }
 
 var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
