@@ -11,9 +11,13 @@ import (
 )
 
 // Destination is where a release's images go: an OCI layout (Layout), an
-// OCI layout tar (Archive) or a registry (Registry). The command chooses
-// one; the release calls its Hooks while it builds, then Publish once every
-// image is built and checked.
+// OCI layout tar (Archive) or a registry (Registry, ByDigest). The release
+// calls its Hooks while it builds, then Publish once every image is built
+// and checked.
+//
+// Each implementation also names what it published, for reports, with the
+// same four methods (Reference, Pinned, IndexTags, PlatformTag); the
+// release, which opened it, asks them.
 type Destination interface {
 	// Hooks are the calls the release makes while it builds (see Hooks);
 	// they use ctx, the run's context, so that connections they open
@@ -22,17 +26,6 @@ type Destination interface {
 	// Publish puts images in place, all or nothing: no entry or tag
 	// changes unless every image is in place first.
 	Publish(ctx context.Context, images []Image) error
-	// Reference names img at the destination, for the report: a registry
-	// repository, or the layout reference of its first entry.
-	Reference(img Image) string
-	// Pinned is img's reference pinned by digest: the report's heading and
-	// what later jobs are given.
-	Pinned(img Image, digest v1.Hash) string
-	// IndexTags are the names of the tags that point at img's index, as
-	// the user addresses them.
-	IndexTags(img Image) []string
-	// PlatformTag is the name of img's platform tag tag, likewise.
-	PlatformTag(img Image, tag string) string
 }
 
 // Hooks are what a destination does while the release builds; a nil field

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/publish"
@@ -197,9 +199,28 @@ func (d *Destination) publishHeader() string {
 	return "publish: write " + d.Output.String()
 }
 
+// destination is a publish.Destination and how it names what it
+// published, for the report; every publish destination is both.
+type destination interface {
+	publish.Destination
+	// Reference names img at the destination: a registry repository, or
+	// the layout reference of its first entry.
+	Reference(img publish.Image) string
+	// Pinned is img's reference pinned by digest.
+	Pinned(img publish.Image, digest v1.Hash) string
+	// IndexTags are the full references of img's index tags.
+	IndexTags(img publish.Image) []string
+	// PlatformTag is the full reference of img's platform tag tag.
+	PlatformTag(img publish.Image, tag string) string
+}
+
 // Open makes the publish.Destination of the run: registries are reached
 // with images; an archive is built in tmp with file times at the epoch.
 func (p *Prepared) Open(ctx context.Context, images imageref.Options, tmp string) (publish.Destination, error) {
+	return p.open(ctx, images, tmp)
+}
+
+func (p *Prepared) open(ctx context.Context, images imageref.Options, tmp string) (destination, error) {
 	d := p.Dest
 	switch d.Where {
 	case InLayout, InArchive:
@@ -214,8 +235,11 @@ func (p *Prepared) Open(ctx context.Context, images imageref.Options, tmp string
 		names = append(names, img.Name)
 	}
 	reg, err := publish.NewRegistry(ctx, d.Naming, names, images, p.Logger)
-	if err != nil || d.Where != Pending {
-		return reg, err
+	if err != nil {
+		return nil, err
+	}
+	if d.Where != Pending {
+		return reg, nil
 	}
 	return &publish.ByDigest{Registry: reg, PartFile: d.partFile, Part: d.Part, ImagePlatforms: d.imagePlatforms, Contracts: d.contracts}, nil
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // reportAt is res as a push to d reports it.
-func reportAt(res *Result, d publish.Destination) *Report {
+func reportAt(res *Result, d destination) *Report {
 	return newReport(res, tail{dest: d, where: InRegistry})
 }
 

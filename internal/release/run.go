@@ -62,7 +62,7 @@ func (p *Prepared) Execute(ctx context.Context, obs Observer) (*Report, error) {
 	}
 	defer registry.ReportRetries(p.Logger, rt)
 	r.images = imgOpts
-	dest, err := p.Open(ctx, r.images, r.tmp)
+	dest, err := p.open(ctx, r.images, r.tmp)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (p *Prepared) Execute(ctx context.Context, obs Observer) (*Report, error) {
 }
 
 // buildOptions are Build's options for this run, with dest's hooks.
-func (p *Prepared) buildOptions(ctx context.Context, r *runState, dest publish.Destination) Options {
+func (p *Prepared) buildOptions(ctx context.Context, r *runState, dest destination) Options {
 	hooks := dest.Hooks(ctx)
 	return Options{
 		Env:              p.Env,
@@ -106,7 +106,7 @@ func (r Registry) retries() registry.Retries {
 // of existing images): publish, report, write the output files.
 type tail struct {
 	Observer
-	dest    publish.Destination
+	dest    destination
 	where   Where
 	path    string // a layout's or archive's
 	single  bool   // a config-free layout's entries are named by tag alone
