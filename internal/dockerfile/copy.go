@@ -33,18 +33,6 @@ type owner struct {
 
 // copy turns a COPY or ADD into a step whose entries are the files to copy.
 func (a *applier) copy(op copyOp, unset map[string]struct{}) error {
-	msg := op.kind
-	if op.chown != "" {
-		msg += " --chown=" + op.chown
-	}
-	if op.chmod != "" {
-		msg += " --chmod=" + op.chmod
-	}
-	for _, s := range op.params.SourcePaths {
-		msg += " " + s
-	}
-	msg += " " + op.params.DestPath + " # buildkit"
-
 	var own owner
 	var err error
 	if own.uid, own.gid, err = parseOwner(op.chown); err != nil {
@@ -119,8 +107,23 @@ func (a *applier) copy(op copyOp, unset map[string]struct{}) error {
 			return fmt.Errorf("%s %s: %s is a %v, which cannot be copied", op.kind, src.name, src.name, src.info.Mode().Type())
 		}
 	}
-	a.record(msg, set.entries)
+	a.record(op.createdBy(), set.entries)
 	return nil
+}
+
+// createdBy is op's history line, as BuildKit writes it.
+func (op copyOp) createdBy() string {
+	msg := op.kind
+	if op.chown != "" {
+		msg += " --chown=" + op.chown
+	}
+	if op.chmod != "" {
+		msg += " --chmod=" + op.chmod
+	}
+	for _, s := range op.params.SourcePaths {
+		msg += " " + s
+	}
+	return msg + " " + op.params.DestPath + " # buildkit"
 }
 
 // context opens the directory a COPY or ADD reads from.

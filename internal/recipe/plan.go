@@ -105,17 +105,9 @@ func (c *Config) Plan(vars Vars, sel Selection) (*Plan, error) {
 			return nil, fmt.Errorf("extra tag %q: %w", t, err)
 		}
 	}
-	list := c.Platforms
-	if len(sel.Platforms) > 0 {
-		list = nil
-		for _, p := range sel.Platforms {
-			if _, err := platform.GoEnv(p); err != nil {
-				return nil, fmt.Errorf("selected platforms: %w", err)
-			}
-			if platform.Index(list, p) < 0 {
-				list = append(list, platform.Normalize(p))
-			}
-		}
+	list, err := c.selectedPlatforms(sel.Platforms)
+	if err != nil {
+		return nil, err
 	}
 	var imagePlatforms [][]v1.Platform
 	var union []v1.Platform
@@ -174,6 +166,24 @@ func (c *Config) Plan(vars Vars, sel Selection) (*Plan, error) {
 		plan.Images = append(plan.Images, img)
 	}
 	return plan, nil
+}
+
+// selectedPlatforms is the platforms selected (each once, normalised), else
+// the config's.
+func (c *Config) selectedPlatforms(selected []v1.Platform) ([]v1.Platform, error) {
+	if len(selected) == 0 {
+		return c.Platforms, nil
+	}
+	var list []v1.Platform
+	for _, p := range selected {
+		if _, err := platform.GoEnv(p); err != nil {
+			return nil, fmt.Errorf("selected platforms: %w", err)
+		}
+		if platform.Index(list, p) < 0 {
+			list = append(list, platform.Normalize(p))
+		}
+	}
+	return list, nil
 }
 
 // pickImages returns the indices of the selected images in config order.

@@ -22,20 +22,9 @@ import (
 // them on the base's filesystem (see rootfs.FS.Place).
 func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat *flatBases, binDir string, cache *layer.Cache, opts Options, lopts layer.Options) (v1.Image, []rootfs.Entry, error) {
 	im := plan.Images[u.image]
-	var baseCfg v1.Config
-	var baseFS *rootfs.FS
-	if u.base != nil {
-		cf, err := u.base.ConfigFile()
-		if err != nil {
-			return nil, nil, fmt.Errorf("base config: %w", err)
-		}
-		baseCfg = *cf.Config.DeepCopy()
-		start := time.Now()
-		if baseFS, err = flat.get(ctx, u.baseDig, u.base); err != nil {
-			return nil, nil, err
-		}
-		opts.Logger.Debug("base filesystem read", "image", im.Name, "platform", platform.Format(u.platform),
-			"base", u.baseDig.String(), "duration", time.Since(start).Round(time.Millisecond))
+	baseCfg, baseFS, err := readBase(ctx, im.Name, u, flat, opts)
+	if err != nil {
+		return nil, nil, err
 	}
 	named := map[string]string{}
 	for k, v := range im.Contexts {
@@ -104,6 +93,26 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 	d, _ := img.Digest()
 	opts.Logger.Info("image assembled", "image", im.Name, "platform", platform.Format(u.platform), "digest", d.String())
 	return img, all, nil
+}
+
+// readBase is u's base config and flattened filesystem (zero and nil for
+// scratch).
+func readBase(ctx context.Context, name string, u unit, flat *flatBases, opts Options) (v1.Config, *rootfs.FS, error) {
+	if u.base == nil {
+		return v1.Config{}, nil, nil
+	}
+	cf, err := u.base.ConfigFile()
+	if err != nil {
+		return v1.Config{}, nil, fmt.Errorf("base config: %w", err)
+	}
+	start := time.Now()
+	baseFS, err := flat.get(ctx, u.baseDig, u.base)
+	if err != nil {
+		return v1.Config{}, nil, err
+	}
+	opts.Logger.Debug("base filesystem read", "image", name, "platform", platform.Format(u.platform),
+		"base", u.baseDig.String(), "duration", time.Since(start).Round(time.Millisecond))
+	return *cf.Config.DeepCopy(), baseFS, nil
 }
 
 // indexImage builds the index of one image and its tag lists.
