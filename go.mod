@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/containerd/platforms v1.0.0-rc.5
+	github.com/goccy/go-yaml v1.19.2
 	github.com/google/go-containerregistry v0.22.1
 	github.com/in-toto/attestation v1.2.0
 	github.com/klauspost/compress v1.20.4

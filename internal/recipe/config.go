@@ -126,12 +126,12 @@ func decode(name string, data []byte) (*rawConfig, map[string]int, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, nil, errAt(name, 0, "empty config; want at least binaries")
 		}
-		return nil, nil, yamlError(name, err)
+		return nil, nil, syntaxError(name, data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return nil, nil, yamlError(name, err)
+			return nil, nil, syntaxError(name, data, err)
 		}
 		return nil, nil, errAt(name, extra.Line, "a second YAML document; a config is one document")
 	}

@@ -50,8 +50,8 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"empty", "", `helperbuild.yaml: empty config; want at least binaries`},
 		{"comment only", "# nothing\n", `helperbuild.yaml: empty config; want at least binaries`},
-		{"syntax", "build:\n  flags: [a\n", `helperbuild.yaml:1: did not find expected ',' or ']'`},
-		{"bad indentation", "build:\n  ldflags: x\n env: []\n", `helperbuild.yaml:2: did not find expected key`},
+		{"syntax", "build:\n  flags: [a\n", `helperbuild.yaml:2:10: sequence end token ']' not found`},
+		{"bad indentation", "build:\n  ldflags: x\n env: []\n", `helperbuild.yaml:3:2: value is not allowed in this context; check this line's indentation against the lines above it`},
 		{"two documents", minimal + "---\nplatforms: []\n", `helperbuild.yaml:13: a second YAML document; a config is one document`},
 		{"unknown top-level key", "platform: [linux/amd64]\n", `helperbuild.yaml:1: unknown key "platform" at top level (known: platforms, build, binaries, images)`},
 		{"unknown key in build", strings.Replace(minimal, "  ldflags:", "  ldflag:", 1), `helperbuild.yaml:4: unknown key "ldflag" in build (known: flags, ldflags, env)`},

@@ -167,6 +167,14 @@ func errAt(file string, line int, msg string) error {
 	return fmt.Errorf("%s: %s", file, msg)
 }
 
+// errAtColumn is errAt with a column: "file:38:3: message".
+func errAtColumn(file string, line, column int, msg string) error {
+	if line <= 0 || column <= 0 {
+		return errAt(file, line, msg)
+	}
+	return fmt.Errorf("%s:%d:%d: %s", file, line, column, progress.JoinLines(msg, " "))
+}
+
 var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
 // yamlError rewrites an error of gopkg.in/yaml.v3 ("yaml: line 3: mapping
