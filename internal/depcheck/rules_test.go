@@ -72,6 +72,7 @@ var roles = map[string]role{
 	"internal/testkit":    fixture,
 	"test/e2e":            suite,
 	"test/faultproxy":     suite,
+	"docs":                suite,
 
 	"internal/sandbox/sandboxtest": fixture,
 }
