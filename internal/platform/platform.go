@@ -24,11 +24,11 @@ func Parse(s string) (v1.Platform, error) {
 	}
 	parsed, err := platforms.Parse(spec)
 	if err != nil {
-		return v1.Platform{}, fmt.Errorf("platform %q: %w", s, err)
+		return v1.Platform{}, fmt.Errorf("platform %q: %w%s", s, err, suggest(spec))
 	}
 	p := Normalize(v1.Platform{OS: parsed.OS, Architecture: parsed.Architecture, Variant: parsed.Variant})
 	if _, err := GoEnv(p); err != nil {
-		return v1.Platform{}, fmt.Errorf("platform %q: %w", s, err)
+		return v1.Platform{}, fmt.Errorf("platform %q: %w%s", s, err, suggest(spec))
 	}
 	return p, nil
 }

@@ -122,3 +122,27 @@ func TestKnown(t *testing.T) {
 		assert.GreaterOrEqual(t, Index(known, p), 0, s)
 	}
 }
+
+// A typo gets the nearest platform Go builds; nonsense gets none.
+func TestParseSuggests(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"linux/amd46", "(did you mean linux/amd64?)"},
+		{"linux/arm65", "(did you mean linux/arm64?)"},
+		{"linux/s309x", "(did you mean linux/s390x?)"},
+		{"linux/ppc64el", "(did you mean linux/ppc64le? ppc64el is Debian's name)"},
+		{"linux/ppc46le", "(did you mean linux/ppc64le?)"},
+		{"linux/arm/v8", "(did you mean linux/arm/v7?)"},
+		{"linx/amd64", "(did you mean linux/amd64?)"},
+		{"windows/amd64", ""},
+		{"linux/sparc", ""},
+	}
+	for _, tt := range tests {
+		_, err := Parse(tt.in)
+		require.Error(t, err, tt.in)
+		if tt.want == "" {
+			assert.NotContains(t, err.Error(), "did you mean", tt.in)
+			continue
+		}
+		assert.True(t, strings.HasSuffix(err.Error(), tt.want), "%s: got %q", tt.in, err)
+	}
+}

@@ -1,0 +1,65 @@
+package platform
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// suggest returns " (did you mean linux/amd64?)" for a specifier within a few
+// edits of a platform Go can build for containers, else "".
+func suggest(spec string) string {
+	spec = strings.ToLower(spec)
+	if os, arch, ok := strings.Cut(spec, "/"); ok {
+		if alias, ok := debianArch[arch]; ok {
+			return fmt.Sprintf(" (did you mean %s/%s? %s is Debian's name)", os, alias, arch)
+		}
+	}
+	best, bestDist := "", 3 // at most two edits: a swapped pair is two
+	for _, cand := range suggestionOrder() {
+		if d := editDistance(spec, cand); d < bestDist {
+			best, bestDist = cand, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", best)
+}
+
+// debianArch maps Debian's architecture names that containerd does not
+// know to the platform's.
+var debianArch = map[string]string{"ppc64el": "ppc64le", "armhf": "arm/v7", "armel": "arm/v6"}
+
+// suggestionOrder is every platform Go builds, the ones GitLab Runner
+// releases for first, so that a tie goes to the platform people use.
+func suggestionOrder() []string {
+	out := []string{"linux/amd64", "linux/arm64", "linux/arm/v7", "linux/ppc64le", "linux/s390x", "linux/riscv64", "linux/arm/v6"}
+	for _, p := range Known() {
+		if f := Format(p); !slices.Contains(out, f) && p.Variant != "v5" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
