@@ -186,7 +186,7 @@ func testMergeRefusals(t *testing.T, host, dir string, repos []string) {
 			return ps
 		}, want: `image hello: linux/riscv64 from P104.json (job 104 "build: [linux/s390x]") is not one of its release platforms (the recipe's platforms: linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x)`},
 		{name: "--platforms other than the parts' release", args: []string{"--platforms", "linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le"},
-			want: `--platforms linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le is not the release the parts were built for (linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x, in P100.json (job 100 "build: [linux/amd64]")); give merge that list in that order, or leave --platforms out`},
+			want: `--platforms linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le is not the release the parts were built for (linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x, in P100.json (job 100 "build: [linux/amd64]")); to release only linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le, build the parts with push --by-digest --release-platforms linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le and merge them without --platforms; to release the parts' list, leave --platforms out`},
 		{name: "--platforms in another order", args: []string{"--platforms", "linux/arm64,linux/amd64,linux/arm/v7,linux/ppc64le,linux/s390x"},
 			want: `--platforms linux/arm64,linux/amd64,linux/arm/v7,linux/ppc64le,linux/s390x is not the release the parts were built for`},
 		{name: "a platform not in the parts' release", edit: func(ps []*part.File) []*part.File {

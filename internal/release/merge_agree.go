@@ -86,8 +86,8 @@ func releasePlatforms(parts []*part.File, flag []v1.Platform) ([]v1.Platform, st
 		// describes: an index of other platforms would contradict it.
 		recorded := agree(parts, "platform lists", func(f *part.File) string { return strings.Join(f.Platforms, ",") }) == nil
 		if given, built := platform.FormatList(flag), strings.Join(parts[0].Platforms, ","); recorded && given != built {
-			return nil, "", fmt.Errorf("--platforms %s is not the release the parts were built for (%s, in %s); give merge that list in that order, or leave --platforms out",
-				given, built, parts[0].Name())
+			return nil, "", fmt.Errorf("--platforms %s is not the release the parts were built for (%s, in %s); to release only %s, build the parts with push --by-digest --release-platforms %s and merge them without --platforms; to release the parts' list, leave --platforms out",
+				given, built, parts[0].Name(), given, given)
 		}
 		return flag, "--platforms", nil
 	}
