@@ -143,6 +143,10 @@ func runInit() int {
 	if cfg.Emulator != "" {
 		argv0, argv = emulatorPath, append([]string{filepath.Base(cfg.Emulator), "-0", cfg.Path, cfg.Path}, cfg.Args...)
 	}
+	// Last: the filter applies to the init's own calls from here on.
+	if err := installFilter(); err != nil {
+		return fail("install the seccomp filter", err)
+	}
 	if err := enc.Encode(report{Stage: stageReady}); err != nil {
 		return 127 // the parent is gone: run nothing
 	}
