@@ -10,6 +10,8 @@
 //	sleep-forever    say so, then never end
 //	inspect          print what it sees of its surroundings, one key=value a line
 //	print-env        print its environment on one line
+//	fork-memory      fork 50 children that each write 100 MiB and hold it
+//	sys-CALL         make one system call the seccomp filter refuses (syscalls.go)
 //
 // Each attempt that ends exits 1 with a line that says what happened.
 // Under any other name, `--version` prints an OS/Arch line.
@@ -68,7 +70,12 @@ func main() {
 		inspect()
 	case "print-env":
 		fmt.Println(strings.Join(os.Environ(), " "))
+	case "fork-memory":
+		forkMemory()
 	default:
+		if strings.HasPrefix(name, "sys-") {
+			deniedCall(name)
+		}
 		if len(os.Args) > 1 && os.Args[1] == "--version" {
 			fmt.Printf("Version:      0.0.0-test\nOS/Arch:      %s/%s\n", runtime.GOOS, runtime.GOARCH)
 		}
@@ -161,6 +168,11 @@ func inspect() {
 		}
 	}
 	kv("emulator_mount", emulator)
+	for _, line := range strings.Split(readFile("/proc/self/status"), "\n") {
+		if v, ok := strings.CutPrefix(line, "Seccomp:"); ok {
+			kv("seccomp", strings.TrimSpace(v))
+		}
+	}
 }
 
 // openFDs lists the open descriptors below 1024 without opening one.
