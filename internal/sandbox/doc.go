@@ -22,8 +22,16 @@
 // The program gets exactly Spec.Env; of root's capabilities in its user
 // namespace only chown, dac_override, fowner, setuid and setgid (no mount,
 // no network administration); a fresh session keyring; no file descriptors
-// but stdin (/dev/null), stdout and stderr; no_new_privs; and the rlimits of
-// Limits (CPU seconds, address space, processes, file size, open files).
+// but stdin (/dev/null), stdout and stderr; no_new_privs; a seccomp filter
+// that refuses what a start-up never needs (nested namespaces, mounts,
+// keyrings, bpf, ptrace, kexec, modules, perf events, userfaultfd, io_uring,
+// another ABI's entry), built for the host's architecture, which is also
+// what qemu-user's calls are; and the rlimits of Limits (CPU seconds,
+// address space, processes, file size, open files). Where the caller's
+// cgroup allows it (v2 delegating memory and pids, or v1), each run has a
+// cgroup of its own that bounds the memory and the number of all its
+// processes together, removed afterwards; Runner.TotalLimits says which,
+// or why only the per-process limits apply.
 //
 // The namespaces are set up by the calling binary itself, re-executed through
 // /proc/self/exe as the sandbox's init: every binary that uses Runner must

@@ -45,5 +45,10 @@ func runTests(m *testing.M) int {
 			return 1
 		}
 	}
-	return m.Run()
+	code := m.Run()
+	// TestParentDeathEndsTheSandbox's parent could not remove its run's cgroup.
+	if p, err := findCgroup(); err == nil {
+		sweepCgroups(p)
+	}
+	return code
 }

@@ -85,7 +85,10 @@ type Spec struct {
 // Limits are the resource limits of one run. Processes, address space, file
 // size and open files are rlimits, so they hold per process; CPU time is per
 // process too (a fork bomb ends at Processes). Writable bounds everything
-// written into the sandbox's filesystem together.
+// written into the sandbox's filesystem together. Where the run gets a
+// cgroup of its own (Runner.TotalLimits), Memory bounds the memory of all
+// its processes together (with what they write, which is held in memory)
+// and Processes also bounds their total.
 type Limits struct {
 	CPU          time.Duration // RLIMIT_CPU, rounded up to seconds; default 60s
 	AddressSpace uint64        // RLIMIT_AS in bytes; default 8 GiB (qemu-user reserves 4 GiB for 32-bit guests)
@@ -93,6 +96,7 @@ type Limits struct {
 	FileSize     uint64        // RLIMIT_FSIZE in bytes; default 256 MiB
 	OpenFiles    uint64        // RLIMIT_NOFILE; default 1024
 	Writable     uint64        // bytes the program may write to its filesystem and /tmp; default 256 MiB
+	Memory       uint64        // bytes of memory of all the run's processes together; default 1 GiB
 }
 
 func (l Limits) withDefaults() Limits {
@@ -109,6 +113,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.FileSize, 256<<20)
 	def(&l.OpenFiles, 1024)
 	def(&l.Writable, 256<<20)
+	def(&l.Memory, 1<<30)
 	return l
 }
 
@@ -227,6 +232,11 @@ func (r *Runner) start(ctx context.Context, root, emulator string, cfg initConfi
 	cmd.ExtraFiles = []*os.File{cfgR, repW}
 	cmd.SysProcAttr = sysProcAttr(priv)
 	cmd.WaitDelay = time.Second
+	cg, err := runCgroupFor(cfg)
+	if err != nil {
+		return err
+	}
+	defer cg.remove()
 	if err := cmd.Start(); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -235,6 +245,12 @@ func (r *Runner) start(ctx context.Context, root, emulator string, cfg initConfi
 			return fmt.Errorf("sandbox root %s: %w", root, err)
 		}
 		return &UnavailableError{Step: "create namespaces", Err: err}
+	}
+	// The init waits for its configuration, so it runs nothing before this.
+	if err := cg.add(cmd.Process.Pid); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return &UnavailableError{Step: "put the run into its cgroup", Err: err}
 	}
 	// Only the init holds these ends now, so EOF means it ended or exec'd.
 	cfgR.Close()
@@ -248,7 +264,7 @@ func (r *Runner) start(ctx context.Context, root, emulator string, cfg initConfi
 	}()
 	reps, rerr := readReports(repR)
 	werr := cmd.Wait()
-	return outcome(ctx, cfg, reps, rerr, werr)
+	return cg.outcome(outcome(ctx, cfg, reps, rerr, werr))
 }
 
 // outcome turns what the init reported and how it ended into Run's error.

@@ -168,6 +168,14 @@ func inspect() {
 		}
 	}
 	kv("emulator_mount", emulator)
+	memCgroup := ""
+	for _, line := range strings.Split(readFile("/proc/self/cgroup"), "\n") {
+		// v1's memory hierarchy, else the unified one.
+		if f := strings.SplitN(line, ":", 3); len(f) == 3 && (strings.Contains(","+f[1]+",", ",memory,") || (f[0] == "0" && memCgroup == "")) {
+			memCgroup = f[2]
+		}
+	}
+	kv("memory_cgroup", memCgroup)
 	for _, line := range strings.Split(readFile("/proc/self/status"), "\n") {
 		if v, ok := strings.CutPrefix(line, "Seccomp:"); ok {
 			kv("seccomp", strings.TrimSpace(v))

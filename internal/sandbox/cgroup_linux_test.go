@@ -1,0 +1,111 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
+)
+
+// The runs' cgroups: a program that forks 50 children of 100 MiB each
+// (every page written) gets no more than Limits.Memory together, the
+// kernel kills children to keep it there, the run reports that, and
+// nothing of the run, nor its cgroup, is left.
+func TestTotalMemoryBound(t *testing.T) {
+	place, err := findCgroup()
+	if err != nil {
+		t.Fatalf("this test needs a cgroup with the memory controller (root, cgroup v2 with memory and pids delegated, or v1): %v", err)
+	}
+	t.Logf("runs' cgroups: %s under %s", place, place.memory)
+	const limit = 512 << 20
+	for _, a := range arches(t) {
+		t.Run(a.goarch, func(t *testing.T) {
+			root := imageRoot(t, a.goarch, "fork-memory")
+			before := cgroupsUnder(t, place)
+			tr := &sandboxtest.Tracker{}
+			var out bytes.Buffer
+			err := (&Runner{Started: tr.Started}).Run(context.Background(), Spec{Root: root, Path: "/usr/bin/fork-memory", Emulator: a.emulator,
+				Limits: Limits{Memory: limit, Processes: 1000}, Stdout: &out, Stderr: &out})
+			var mem *MemoryLimitError
+			require.ErrorAs(t, err, &mem, out.String())
+			t.Logf("%v; peak %d MiB; the program: %s", err, mem.Peak>>20, strings.TrimSpace(out.String()))
+			assert.Equal(t, uint64(limit), mem.Limit)
+			assert.Positive(t, mem.Killed)
+			assert.LessOrEqual(t, mem.Peak, uint64(limit), "the run's processes together never held more than the limit")
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "the program's own end is kept")
+			assert.Equal(t, 1, exit.ExitCode())
+
+			var held, forked, died int
+			_, scanErr := fmt.Sscanf(strings.TrimSpace(out.String()), "fork-memory: %d of %d children hold 100 MiB each, %d died", &held, &forked, &died)
+			require.NoError(t, scanErr, out.String())
+			assert.Equal(t, 50, forked, "every child was forked: only memory bounds them")
+			assert.Equal(t, forked, held+died)
+			assert.LessOrEqual(t, held*100<<20, limit, "the children still holding their memory fit in the limit together")
+			assert.Positive(t, died)
+
+			assert.Empty(t, tr.Leftovers())
+			assert.Equal(t, before, cgroupsUnder(t, place), "the run's cgroup is removed")
+		})
+	}
+}
+
+// cgroupsUnder lists the runs' cgroups in place's directories.
+func cgroupsUnder(t *testing.T, p cgroupPlace) []string {
+	t.Helper()
+	var out []string
+	for _, d := range []string{p.memory, p.pids} {
+		if d == "" {
+			continue
+		}
+		m, err := filepath.Glob(filepath.Join(d, "helperbuild-sandbox-*"))
+		require.NoError(t, err)
+		out = append(out, m...)
+	}
+	return out
+}
+
+// Where the run has a cgroup, the program runs in it, bounded in total.
+func TestRunsInItsCgroup(t *testing.T) {
+	if _, err := findCgroup(); err != nil {
+		t.Fatalf("this test needs a cgroup with the memory controller: %v", err)
+	}
+	root := imageRoot(t, "amd64", "inspect")
+	var out bytes.Buffer
+	require.NoError(t, (&Runner{}).Run(context.Background(), Spec{Root: root, Path: "/usr/bin/inspect", Stdout: &out, Stderr: &out}))
+	f := facts(out.String())
+	// The cgroup namespace's root is where the init started, the caller's
+	// cgroup; the run's cgroup is one below it.
+	assert.Regexp(t, `^/helperbuild-sandbox-[0-9]+-[0-9]+$`, f["memory_cgroup"], out.String())
+}
+
+// A run's cgroup that a killed helperbuild left is removed by the next run;
+// one of a live process is not.
+func TestStaleCgroupsSwept(t *testing.T) {
+	place, err := findCgroup()
+	if err != nil {
+		t.Fatalf("this test needs a cgroup with the memory controller: %v", err)
+	}
+	gone := exec.Command("/bin/true")
+	require.NoError(t, gone.Run())
+	stale := filepath.Join(place.memory, fmt.Sprintf("%s%d-1", cgroupPrefix, gone.Process.Pid))
+	live := filepath.Join(place.memory, fmt.Sprintf("%s%d-1", cgroupPrefix, os.Getpid()))
+	require.NoError(t, os.Mkdir(stale, 0o755))
+	require.NoError(t, os.Mkdir(live, 0o755))
+	defer os.Remove(stale)
+	defer os.Remove(live)
+
+	root := imageRoot(t, "amd64", "print-env")
+	require.NoError(t, (&Runner{}).Run(context.Background(), Spec{Root: root, Path: "/usr/bin/print-env"}))
+	assert.NoDirExists(t, stale)
+	assert.DirExists(t, live)
+}
