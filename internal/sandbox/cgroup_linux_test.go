@@ -109,3 +109,51 @@ func TestStaleCgroupsSwept(t *testing.T) {
 	assert.NoDirExists(t, stale)
 	assert.DirExists(t, live)
 }
+
+// cgroupDir joins the mount that shows the caller's cgroup with its path.
+func TestCgroupDir(t *testing.T) {
+	const mountinfo = `35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+50 23 0:40 /kubepods/pod1 /mnt/cg rw,relatime - cgroup2 cgroup2 rw
+`
+	tests := []struct {
+		own, fstype, controller, want, err string
+	}{
+		{"4:memory:/process_api/x\n0::/\n", "cgroup", "memory", "/sys/fs/cgroup/memory/process_api/x", ""},
+		{"8:pids:/\n", "cgroup", "pids", "/sys/fs/cgroup/pids", ""},
+		{"2:cpu,cpuacct:/a\n", "cgroup", "cpuacct", "/sys/fs/cgroup/cpu,cpuacct/a", ""},
+		{"0::/user.slice/x.scope\n", "cgroup2", "", "/sys/fs/cgroup/unified/user.slice/x.scope", ""},
+		{"8:pids:/\n", "cgroup", "memory", "", "/proc/self/cgroup names no cgroup memory hierarchy"},
+	}
+	for _, tt := range tests {
+		got, err := cgroupDir(mountinfo, tt.own, tt.fstype, tt.controller)
+		if tt.err != "" {
+			assert.EqualError(t, err, tt.err)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, got)
+	}
+	// A mount whose root is below the caller's cgroup does not show it; the
+	// one at /sys/fs/cgroup/unified does.
+	got, err := cgroupDir(mountinfo, "0::/kubepods/pod1/c\n", "cgroup2", "")
+	require.NoError(t, err)
+	assert.Equal(t, "/sys/fs/cgroup/unified/kubepods/pod1/c", got)
+	_, err = cgroupDir(strings.SplitN(mountinfo, "\n", 5)[4], "0::/other\n", "cgroup2", "")
+	assert.EqualError(t, err, "no cgroup2 mount shows the caller's cgroup /other")
+}
+
+// A v2 cgroup without the memory controller is no place for runs, and the
+// report says only per-process limits apply.
+func TestNoTotalLimit(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup.controllers"), []byte("cpu io hugetlb\n"), 0o644))
+	mountinfo := "41 31 0:38 / " + dir + " rw,relatime - cgroup2 cgroup2 rw\n"
+	_, err := findV2(mountinfo, "0::/\n")
+	assert.EqualError(t, err, dir+" has no memory controller")
+	e := &NoTotalLimitError{V2: err, V1: fmt.Errorf("/proc/self/cgroup names no cgroup memory hierarchy")}
+	assert.Equal(t, "no cgroup for the run's total memory and processes (cgroup v2: "+dir+" has no memory controller; "+
+		"cgroup v1: /proc/self/cgroup names no cgroup memory hierarchy), so only per-process limits apply", e.Error())
+}

@@ -92,6 +92,9 @@ func runPrograms(ctx context.Context, layers []v1.Layer, t *rootfs.FS, cfg *v1.C
 	if err != nil {
 		return nil, err
 	}
+	if _, err := opts.Sandbox.TotalLimits(); err != nil {
+		r.f.warn(err.Error())
+	}
 	for _, prog := range programs {
 		if err := r.program(ctx, prog, []string{"--version"}, true); err != nil {
 			return nil, err
@@ -149,9 +152,12 @@ func (r *runCheck) program(ctx context.Context, p string, args []string, version
 	first := firstLine(out.Bytes())
 	var exit *exec.ExitError
 	var execErr *sandbox.ExecError
+	var memErr *sandbox.MemoryLimitError
 	switch {
 	case errors.Is(err, sandbox.ErrUnavailable):
 		return err
+	case errors.As(err, &memErr):
+		r.f.failAt(p, fmt.Sprintf("%s: %v", label, err))
 	case errors.Is(context.Cause(ctx), errTooMuchOutput):
 		r.f.failAt(p, fmt.Sprintf("%s printed more than %s and was stopped", label, formatBytes(outputLimit)))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
