@@ -15,7 +15,7 @@ type runLimitFlags struct {
 func (f *runLimitFlags) register(fl *pflag.FlagSet) {
 	f.maxSize = 4 << 30
 	fl.DurationVar(&f.timeout, "run-timeout", 30*time.Second, "with --run: stop a program (and all it started) after this long")
-	fl.Var(&f.maxSize, "run-max-size", "with --run: the most a platform's filesystem may unpack to, e.g. 4GiB; a larger image fails the run check")
+	fl.Var(&f.maxSize, "run-max-size", "the most a platform's layers may decompress to (a larger image fails the arch check) and, with --run, its filesystem unpack to (fails the run check), e.g. 4GiB")
 }
 
 func (f *runLimitFlags) validate() error {

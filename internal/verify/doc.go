@@ -63,6 +63,11 @@
 // writing; a larger image fails the check), removed after the platform's
 // runs; the caller removes TempDir.
 //
+// Every check's first pass over a platform's layers stops once they have
+// decompressed to more than UnpackMaxBytes or held more than UnpackMaxFiles
+// entries: a failed arch check, and nothing of the files is checked. Later
+// passes read the same (content-addressed) layers, so they stay within it.
+//
 // Failures to read the image are errors; findings are never errors.
 // Every failure and warning is reported once: a problem of a listed entry
 // is that entry's coverage check, only what belongs to no entry (a missing

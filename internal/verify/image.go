@@ -3,6 +3,7 @@ package verify
 import (
 	"archive/tar"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,10 +47,14 @@ func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, op
 	if opts.AllFiles {
 		scanELF = make([]bool, len(layers))
 	}
-	err = scan(ctx, layers, t, scanELF, opts.TempDir, func(path string, src rootfs.Source, _ *tar.Header, f *os.File) error {
+	err = scan(ctx, layers, newReadBudget(opts), t, scanELF, opts.TempDir, func(path string, src rootfs.Source, _ *tar.Header, f *os.File) error {
 		arch.check(path, src, f)
 		return nil
 	})
+	var big *layersTooBigError
+	if errors.As(err, &big) {
+		return append(checks, Check{Name: CheckArch, Reason: big.Error() + ": the image's files were not checked"}), nil
+	}
 	if err != nil {
 		return nil, err
 	}

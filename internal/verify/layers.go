@@ -55,12 +55,17 @@ type scanFunc func(p string, src rootfs.Source, hdr *tar.Header, f *os.File) err
 // scan streams every layer once, in order: it adds each header to t (when
 // t is not nil) and hands the ELF executables of the layers marked in elfs to
 // fn. Nothing is unpacked; ELF files are spooled one at a time to tmpDir.
-func scan(ctx context.Context, layers []v1.Layer, t *rootfs.FS, elfs []bool, tmpDir string, fn scanFunc) error {
-	for i, l := range layers {
+// What it decompresses, and so spools, and the headers it adds count
+// against b (nil: no bound); past it, the error is a *layersTooBigError.
+func scan(ctx context.Context, layers []v1.Layer, b *readBudget, t *rootfs.FS, elfs []bool, tmpDir string, fn scanFunc) error {
+	for i, l := range b.bound(layers) {
 		if t == nil && !elfs[i] {
 			continue
 		}
 		err := rootfs.EachEntry(ctx, l, func(seq int, hdr *tar.Header, r io.Reader) error {
+			if err := b.entry(); err != nil {
+				return err
+			}
 			if t != nil {
 				t.Add(i, seq, hdr)
 			}

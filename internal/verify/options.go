@@ -60,10 +60,14 @@ type Options struct {
 	// Sandbox starts the sandboxes; nil means a zero sandbox.Runner.
 	Sandbox *sandbox.Runner
 	// UnpackMaxBytes bounds the contents of the files Run unpacks per
-	// platform (a larger image is a failed run check); 0 means 4 GiB.
+	// platform (a larger image is a failed run check), and for every check
+	// what a platform's layers decompress to (more is a failed arch check
+	// and nothing of the files is checked), which also bounds each ELF file
+	// spooled to TempDir; 0 means 4 GiB.
 	UnpackMaxBytes int64
-	// UnpackMaxFiles bounds the entries Run unpacks per platform; 0 means
-	// 500,000.
+	// UnpackMaxFiles bounds the entries Run unpacks per platform, and the
+	// entries of a platform's layers (the metadata tree's size) for every
+	// check, as UnpackMaxBytes; 0 means 500,000.
 	UnpackMaxFiles int
 	// Attestations checks each platform image's SBOM and provenance (see
 	// docs/attestations.md): both there, in the index (BuildKit's

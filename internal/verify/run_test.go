@@ -150,7 +150,7 @@ func TestUnpackStaysInside(t *testing.T) {
 	ls, err := img.Layers()
 	require.NoError(t, err)
 	tr := rootfs.New()
-	require.NoError(t, scan(context.Background(), ls, tr, make([]bool, len(ls)), "", nil))
+	require.NoError(t, scan(context.Background(), ls, nil, tr, make([]bool, len(ls)), "", nil))
 	dir := filepath.Join(t.TempDir(), "rootfs")
 	require.NoError(t, unpack(context.Background(), ls, tr, dir, unpackLimits{maxBytes: 1 << 20, maxFiles: 100, uid: os.Getuid(), gid: os.Getgid()}))
 

@@ -20,7 +20,7 @@ func TestUnpackBudgetWhileWriting(t *testing.T) {
 	small := tartest.Layer(t, tartest.File("f", 0o644, make([]byte, 10)))
 	large := tartest.Layer(t, tartest.File("f", 0o644, make([]byte, 100)))
 	tr := rootfs.New()
-	require.NoError(t, scan(context.Background(), []v1.Layer{small}, tr, []bool{false}, "", nil))
+	require.NoError(t, scan(context.Background(), []v1.Layer{small}, nil, tr, []bool{false}, "", nil))
 	dir := filepath.Join(t.TempDir(), "rootfs")
 	err := unpack(context.Background(), []v1.Layer{large}, tr, dir, unpackLimits{maxBytes: 50, maxFiles: 10, uid: os.Getuid(), gid: os.Getgid()})
 	var big *tooBigError
