@@ -107,7 +107,7 @@ func verifyInputs(f *verifyFlags, arg string) (target *release.VerifyTarget, opt
 		return nil, opts, err
 	}
 	opts = verify.Options{Platforms: platforms, Contract: f.contract, AllFiles: f.allFiles, Run: f.run, Jobs: f.jobs, Attestations: f.attest,
-		RunTimeout: f.runLimits.timeout, UnpackMaxBytes: int64(f.runLimits.maxSize)}
+		RunTimeout: f.runLimits.timeout, UnpackMaxBytes: int64(f.runLimits.maxSize), LayersMaxBytes: int64(f.runLimits.layersMaxSize)}
 	if f.nodes != "" {
 		file, err := os.Open(f.nodes)
 		if err != nil {

@@ -18,7 +18,7 @@ type readBudget struct {
 }
 
 func newReadBudget(opts Options) *readBudget {
-	return &readBudget{maxBytes: opts.UnpackMaxBytes, maxEntries: opts.UnpackMaxFiles}
+	return &readBudget{maxBytes: opts.LayersMaxBytes, maxEntries: opts.LayersMaxEntries}
 }
 
 // layersTooBigError is a platform whose layers decompress to more than the
@@ -33,7 +33,7 @@ func (e *layersTooBigError) Error() string {
 	if e.entries {
 		return fmt.Sprintf("the image's layers hold more than %d files, directories and links, the most allowed", e.max)
 	}
-	return fmt.Sprintf("the image's layers decompress to more than the %s allowed (--run-max-size)", formatBytes(e.maxBytes))
+	return fmt.Sprintf("the image's layers decompress to more than the %s allowed (--max-layers-size)", formatBytes(e.maxBytes))
 }
 
 // entry counts one tar header.

@@ -114,7 +114,7 @@ func TestScanStopsAtTheLimit(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	var big *layersTooBigError
 	require.ErrorAs(t, err, &big)
-	assert.EqualError(t, big, "the image's layers decompress to more than the 16.0 MiB allowed (--run-max-size)")
+	assert.EqualError(t, big, "the image's layers decompress to more than the 16.0 MiB allowed (--max-layers-size)")
 	// The tar reader asks for at most 32 KiB past what it was handed.
 	assert.LessOrEqual(t, read, int64(limit+64<<10), "decompressed no further than the limit")
 	t.Logf("decompressed %d of %d bytes; allocated %d KiB", read, bombSize, (after.TotalAlloc-before.TotalAlloc)>>10)
@@ -154,14 +154,14 @@ func TestVerifyBoundedWithoutRun(t *testing.T) {
 		mutate.IndexAddendum{Add: image(arm64, manyEntries), Descriptor: v1.Descriptor{Platform: &arm64}})
 	tmp := t.TempDir()
 	for _, contract := range []string{ContractNone, ContractHelper} {
-		r, err := Index(context.Background(), roundTrip(t, idx), Options{TempDir: tmp, Contract: contract, UnpackMaxBytes: 16 << 20, UnpackMaxFiles: 1000})
+		r, err := Index(context.Background(), roundTrip(t, idx), Options{TempDir: tmp, Contract: contract, LayersMaxBytes: 16 << 20, LayersMaxEntries: 1000})
 		require.NoError(t, err, "a finding, not an error")
 		var got []string
 		for _, f := range r.Findings() {
 			got = append(got, f.Platform+" "+f.Check+": "+f.Reason)
 		}
 		assert.Equal(t, []string{
-			"linux/amd64 arch: the image's layers decompress to more than the 16.0 MiB allowed (--run-max-size): the image's files were not checked",
+			"linux/amd64 arch: the image's layers decompress to more than the 16.0 MiB allowed (--max-layers-size): the image's files were not checked",
 			"linux/arm64 arch: the image's layers hold more than 1000 files, directories and links, the most allowed: the image's files were not checked",
 		}, got, "contract %q", contract)
 		ents, err := os.ReadDir(tmp)

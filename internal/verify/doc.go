@@ -64,8 +64,8 @@
 // runs; the caller removes TempDir.
 //
 // Every check's first pass over a platform's layers stops once they have
-// decompressed to more than UnpackMaxBytes or held more than UnpackMaxFiles
-// entries: a failed arch check, and nothing of the files is checked. Later
+// decompressed to more than LayersMaxBytes or held more than
+// LayersMaxEntries entries: a failed arch check, and nothing of the files is checked. Later
 // passes read the same (content-addressed) layers, so they stay within it.
 //
 // Failures to read the image are errors; findings are never errors.

@@ -60,15 +60,19 @@ type Options struct {
 	// Sandbox starts the sandboxes; nil means a zero sandbox.Runner.
 	Sandbox *sandbox.Runner
 	// UnpackMaxBytes bounds the contents of the files Run unpacks per
-	// platform (a larger image is a failed run check), and for every check
-	// what a platform's layers decompress to (more is a failed arch check
-	// and nothing of the files is checked), which also bounds each ELF file
-	// spooled to TempDir; 0 means 4 GiB.
+	// platform (a larger image is a failed run check); 0 means 4 GiB.
 	UnpackMaxBytes int64
-	// UnpackMaxFiles bounds the entries Run unpacks per platform, and the
-	// entries of a platform's layers (the metadata tree's size) for every
-	// check, as UnpackMaxBytes; 0 means 500,000.
+	// UnpackMaxFiles bounds the entries Run unpacks per platform; 0 means
+	// 500,000.
 	UnpackMaxFiles int
+	// LayersMaxBytes bounds, for every check, what a platform's layers
+	// decompress to together (more is a failed arch check, and nothing of
+	// the files is checked); it also bounds each ELF file spooled to
+	// TempDir. 0 means 8 GiB: layers also hold what later ones replace.
+	LayersMaxBytes int64
+	// LayersMaxEntries bounds the entries of a platform's layers together
+	// (the metadata tree's size), as LayersMaxBytes; 0 means 1,000,000.
+	LayersMaxEntries int
 	// Attestations checks each platform image's SBOM and provenance (see
 	// docs/attestations.md): both there, in the index (BuildKit's
 	// attestation manifests) or else among Referrers, both about the
@@ -136,6 +140,15 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.UnpackMaxFiles == 0 {
 		o.UnpackMaxFiles = 500_000
+	}
+	if o.LayersMaxBytes < 0 || o.LayersMaxEntries < 0 {
+		return o, fmt.Errorf("layer limits %d bytes, %d entries: want positive numbers", o.LayersMaxBytes, o.LayersMaxEntries)
+	}
+	if o.LayersMaxBytes == 0 {
+		o.LayersMaxBytes = 8 << 30
+	}
+	if o.LayersMaxEntries == 0 {
+		o.LayersMaxEntries = 1_000_000
 	}
 	return o, nil
 }
