@@ -26,9 +26,12 @@
 //     Linux namespaces, the image as root through a throwaway overlay, no
 //     network, rlimits, the image config's environment), under qemu-user
 //     inside it (natively for amd64 on amd64); an "OS/Arch:" line must name
-//     the platform. A program that fails, is killed, times out or prints
-//     more than 1 MiB fails the check. Where no sandbox can be made, Index
-//     and Image return an error (sandbox.ErrUnavailable) and run nothing.
+//     the platform. A program that fails, is killed, times out, prints
+//     more than 1 MiB or whose processes together reach the run's memory
+//     limit fails the check; where the machine gives runs no cgroup, the
+//     check warns that only per-process limits apply. Where no sandbox can
+//     be made, Index and Image return an error (sandbox.ErrUnavailable) and
+//     run nothing.
 //   - attestations: with Options.Attestations, each platform image has an
 //     SBOM (in-toto, SPDX) and a provenance (SLSA v1) whose subject is its
 //     manifest, in the index (BuildKit's attestation manifests) or else
