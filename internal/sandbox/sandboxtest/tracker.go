@@ -19,18 +19,25 @@ type Tracker struct {
 type started struct {
 	pid   int
 	pidNS string // the target of /proc/PID/ns/pid
+	// hold keeps the PID namespace, so that its number (the kernel gives a
+	// freed one to the next namespace made) stays its own: on a machine
+	// where others make sandboxes too, another's would otherwise look like
+	// one of these.
+	hold *os.File
 }
 
 // Started records a sandbox's first process, which is still in its setup
 // (waiting for its configuration) when Runner calls this.
 func (t *Tracker) Started(pid int) {
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+	p := fmt.Sprintf("/proc/%d/ns/pid", pid)
+	hold, _ := os.Open(p)
+	ns, err := os.Readlink(p)
 	if err != nil {
 		ns = "unknown: " + err.Error()
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.started = append(t.started, started{pid: pid, pidNS: ns})
+	t.started = append(t.started, started{pid: pid, pidNS: ns, hold: hold})
 }
 
 // Count is how many sandboxes were started.
