@@ -12,7 +12,7 @@
 //	            v
 //	stage    recipe -> crossbuild -> dockerfile -> layer -> manifest -> verify -> publish
 //	         (plan)    (compile)     (apply)       (write)  (assemble)  (check)   (place, tags last)
-//	         beside:   attest (SBOM, provenance)   scaffold (init)
+//	         beside:   attest (SBOM, provenance)   scaffold (init)   join (existing images -> index entries)
 //	            |
 //	            v
 //	io       registry (the one HTTP stack: retries, reads, referrers)  imageref (read images)

@@ -58,6 +58,7 @@ var roles = map[string]role{
 	"internal/recipe":     stage,
 	"internal/crossbuild": stage,
 	"internal/dockerfile": stage,
+	"internal/join":       stage,
 	"internal/layer":      stage,
 	"internal/manifest":   stage,
 	"internal/verify":     stage,

@@ -1,0 +1,167 @@
+package join
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/elfcheck"
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
+)
+
+// Binary is one executable ELF file of an image and what its bytes say.
+type Binary struct {
+	Path string
+	// Platform is the binary's platform as its header (and, for a Go
+	// binary, its build settings) tells it; Variant is empty where neither
+	// records one.
+	Platform v1.Platform
+	// Describe is elfcheck's one-line description, "ELF 64-bit LSB aarch64".
+	Describe string
+	// Mismatch is elfcheck's finding against the config's platform; nil
+	// when the binary fits it.
+	Mismatch error
+}
+
+// Evidence is what an image's binaries say about its platform.
+type Evidence struct {
+	Binaries []Binary
+}
+
+// Mismatches are the binaries that do not fit the config's platform.
+func (e Evidence) Mismatches() []Binary {
+	var out []Binary
+	for _, b := range e.Binaries {
+		if b.Mismatch != nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// readEvidence streams every layer of img once and checks each executable
+// ELF file in it against want. Files are spooled to tmpDir one at a time
+// and removed at once; nothing else is written.
+func readEvidence(ctx context.Context, img v1.Image, want v1.Platform, tmpDir string) (Evidence, error) {
+	var ev Evidence
+	layers, err := img.Layers()
+	if err != nil {
+		return ev, err
+	}
+	for i, l := range layers {
+		err := rootfs.EachEntry(ctx, l, func(_ int, hdr *tar.Header, r io.Reader) error {
+			if hdr.Typeflag != tar.TypeReg || hdr.Mode&0o111 == 0 {
+				return nil
+			}
+			return spoolELF(r, tmpDir, func(f *os.File) error {
+				ev.Binaries = append(ev.Binaries, checkBinary(rootfs.Clean(hdr.Name), f, want))
+				return nil
+			})
+		})
+		if err != nil {
+			return ev, fmt.Errorf("layer %d: %w", i, err)
+		}
+	}
+	return ev, nil
+}
+
+// checkBinary runs elfcheck's checks (header, then Go build settings) on
+// one spooled file. A file elfcheck cannot read is a mismatch too: it is
+// no evidence for the config.
+func checkBinary(p string, f *os.File, want v1.Platform) Binary {
+	b := Binary{Path: p}
+	b.Describe, _ = elfcheck.Describe(f)
+	got, err := elfcheck.PlatformOf(f)
+	if err != nil {
+		b.Mismatch = fmt.Errorf("%s: %w", p, err)
+		return b
+	}
+	b.Platform = platform.Normalize(got)
+	info, isGo, err := elfcheck.GoInfo(f)
+	if err == nil && isGo {
+		if gp := info.Platform(); gp.Architecture != "" {
+			b.Platform = platform.Normalize(gp)
+		}
+	}
+	if err := elfcheck.Check(f, want); err != nil {
+		b.Mismatch = pathed(p, err)
+		return b
+	}
+	if err == nil && isGo {
+		if err := elfcheck.CheckGo(info, want); err != nil {
+			b.Mismatch = pathed(p, err)
+		}
+	}
+	return b
+}
+
+// pathed puts the file's path into an elfcheck message: "binary is ELF
+// ..., not linux/arm64" becomes "/usr/bin/x is ELF ..., not linux/arm64".
+func pathed(p string, err error) error {
+	if rest, ok := strings.CutPrefix(err.Error(), "binary "); ok {
+		return fmt.Errorf("%s %s", p, rest)
+	}
+	return fmt.Errorf("%s: %w", p, err)
+}
+
+// binariesPlatform is the one platform every binary of ev is for, or an
+// error saying why there is none: no binary, or binaries of several
+// platforms. A binary without a variant (a C arm binary's header does not
+// say v6 or v7) agrees with one that has it.
+func binariesPlatform(ev Evidence) (v1.Platform, error) {
+	if len(ev.Binaries) == 0 {
+		return v1.Platform{}, errors.New("no executable ELF file in any layer")
+	}
+	var out v1.Platform
+	for _, b := range ev.Binaries {
+		if b.Platform.Architecture == "" {
+			return v1.Platform{}, fmt.Errorf("%s: %v", b.Path, b.Mismatch)
+		}
+		switch {
+		case out.Architecture == "":
+			out = b.Platform
+		case out.OS != b.Platform.OS || out.Architecture != b.Platform.Architecture:
+			return v1.Platform{}, fmt.Errorf("binaries of several platforms: %s is %s, %s is %s",
+				ev.Binaries[0].Path, platform.Format(ev.Binaries[0].Platform), b.Path, platform.Format(b.Platform))
+		case out.Variant == "":
+			out.Variant = b.Platform.Variant
+		case b.Platform.Variant != "" && b.Platform.Variant != out.Variant:
+			return v1.Platform{}, fmt.Errorf("binaries of several variants: %s is %s, %s is %s",
+				ev.Binaries[0].Path, platform.Format(ev.Binaries[0].Platform), b.Path, platform.Format(b.Platform))
+		}
+	}
+	return platform.Normalize(out), nil
+}
+
+// spoolELF reads the first bytes of r; when they are the ELF magic it copies
+// the whole file to a temporary file in dir, calls fn with it and removes
+// it. Other contents are skipped without reading further.
+func spoolELF(r io.Reader, dir string, fn func(*os.File) error) (err error) {
+	magic := make([]byte, 4)
+	n, err := io.ReadFull(r, magic)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if !elfcheck.IsELF(magic[:n]) {
+		return nil
+	}
+	f, err := os.CreateTemp(dir, "join-elf-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		err = errors.Join(err, f.Close(), os.Remove(f.Name()))
+	}()
+	if _, err := io.Copy(f, io.MultiReader(bytes.NewReader(magic[:n]), r)); err != nil {
+		return fmt.Errorf("spool to %s: %w", f.Name(), err)
+	}
+	return fn(f)
+}

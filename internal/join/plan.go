@@ -1,0 +1,248 @@
+package join
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/platform"
+)
+
+// Options configures Plan.
+type Options struct {
+	// Images says how to reach the sources; set its Blobs so that each
+	// layer is fetched once, for the evidence and again for the copy.
+	Images imageref.Options
+	// Platforms are the index's platforms, in its order; every one must
+	// come from exactly one source, and an index source contributes only
+	// these. Nil: every platform the sources offer, in a fixed order.
+	Platforms []v1.Platform
+	// FixPlatform replaces a config that disagrees with its binaries by
+	// one that names their platform, instead of refusing the source.
+	FixPlatform bool
+	// TempDir is where ELF files are spooled one at a time; "" is
+	// os.TempDir.
+	TempDir string
+	// Jobs bounds how many images are read at once; 0 means 2.
+	Jobs int
+	// Logger receives progress; nil discards it.
+	Logger *slog.Logger
+}
+
+// Entry is one platform image of the index to be written.
+type Entry struct {
+	// Source is the source as the user wrote it, Pinned the same pinned by
+	// the digest it resolved to.
+	Source, Pinned string
+	// SourceManifest is the platform manifest's digest in the source.
+	SourceManifest v1.Hash
+	// Platform is the index entry's platform: the config's, or the
+	// binaries' when Fixed.
+	Platform v1.Platform
+	// ConfigSaid is the platform the source's config names.
+	ConfigSaid v1.Platform
+	// Fixed says the config was replaced (FixPlatform): Image has a new
+	// config and manifest digest, the same layers.
+	Fixed bool
+	// Image is what goes into the index.
+	Image v1.Image
+	// Descriptor is Image's index entry.
+	Descriptor v1.Descriptor
+	Evidence   Evidence
+	// Attestations came with the image from a source index. Dropped counts
+	// those left behind because the image was fixed (their subject is the
+	// old manifest).
+	Attestations []Attached
+	Dropped      int
+}
+
+// Plan is the checked list of the index's platform images, in index order.
+type Plan struct {
+	Entries []Entry
+}
+
+// Platforms lists the entries' platforms in order.
+func (p *Plan) Platforms() []v1.Platform {
+	out := make([]v1.Platform, len(p.Entries))
+	for i, e := range p.Entries {
+		out[i] = e.Platform
+	}
+	return out
+}
+
+// New resolves every source, reads each platform image's evidence and
+// checks the whole: it fails, naming the source, on the first source that
+// cannot be read, a config that disagrees with its binaries (unless
+// FixPlatform), a platform given twice or asked for and not given. It
+// writes nothing but temporary files.
+func New(ctx context.Context, sources []string, opts Options) (*Plan, error) {
+	if len(sources) == 0 {
+		return nil, errors.New("no source image")
+	}
+	want := make([]v1.Platform, len(opts.Platforms))
+	for i, p := range opts.Platforms {
+		want[i] = platform.Normalize(p)
+	}
+	var cands []candidate
+	for _, s := range sources {
+		cs, err := resolve(ctx, s, want, opts.Images)
+		if err != nil {
+			return nil, err
+		}
+		cands = append(cands, cs...)
+	}
+	entries := make([]Entry, len(cands))
+	g, gctx := errgroup.WithContext(ctx)
+	jobs := opts.Jobs
+	if jobs <= 0 {
+		jobs = 2
+	}
+	g.SetLimit(jobs)
+	for i, c := range cands {
+		g.Go(func() error {
+			e, err := check(gctx, c, opts)
+			entries[i] = e
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	entries, err := arrange(entries, want)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Logger != nil {
+		for _, e := range entries {
+			opts.Logger.Info("source checked", "platform", platform.Format(e.Platform), "source", e.Pinned,
+				"binaries", len(e.Evidence.Binaries), "fixed", e.Fixed)
+		}
+	}
+	return &Plan{Entries: entries}, nil
+}
+
+// check reads c's config and evidence and makes its entry: as it is when
+// the binaries fit the config, with a corrected config under FixPlatform,
+// else a refusal that names the source.
+func check(ctx context.Context, c candidate, opts Options) (Entry, error) {
+	e := Entry{Source: c.source, Pinned: c.pinned, SourceManifest: c.digest, Image: c.image, Attestations: c.attached}
+	what := "source " + c.source
+	if c.listed != nil {
+		what += " (" + platform.Format(*c.listed) + ")"
+	}
+	cf, err := c.image.ConfigFile()
+	if err != nil {
+		return e, fmt.Errorf("%s: config: %w", what, imageref.Explain(err))
+	}
+	e.ConfigSaid = platform.Normalize(v1.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant})
+	if e.ConfigSaid.OS == "" || e.ConfigSaid.Architecture == "" {
+		return e, fmt.Errorf("%s: its config names no platform (os %q, architecture %q)", what, cf.OS, cf.Architecture)
+	}
+	e.Evidence, err = readEvidence(ctx, c.image, e.ConfigSaid, opts.TempDir)
+	if err != nil {
+		return e, fmt.Errorf("%s: reading its layers: %w", what, imageref.Explain(err))
+	}
+	e.Platform = e.ConfigSaid
+	bad := e.Evidence.Mismatches()
+	if len(e.Evidence.Binaries) > 0 && len(bad) == 0 {
+		if c.listed != nil && !platform.Equal(*c.listed, e.ConfigSaid) {
+			return e, fmt.Errorf("%s: the index lists it as %s, its config and binaries say %s", what, platform.Format(*c.listed), platform.Format(e.ConfigSaid))
+		}
+		return e, e.describe()
+	}
+	got, gerr := binariesPlatform(e.Evidence)
+	if gerr != nil {
+		return e, fmt.Errorf("%s: config says %s, binaries do not say one platform: %v", what, platform.Format(e.ConfigSaid), gerr)
+	}
+	if !opts.FixPlatform {
+		return e, fmt.Errorf("%s: config says %s, binaries are %s (%s; %d of %d executables); --fix-platform publishes it with a config that says %s",
+			what, platform.Format(e.ConfigSaid), platform.Format(got), bad[0].Mismatch, len(bad), len(e.Evidence.Binaries), platform.Format(got))
+	}
+	if err := e.fix(got); err != nil {
+		return e, fmt.Errorf("%s: %w", what, err)
+	}
+	return e, e.describe()
+}
+
+// describe fills in e's index entry from its image.
+func (e *Entry) describe() error {
+	mt, err := e.Image.MediaType()
+	if err != nil {
+		return err
+	}
+	d, err := e.Image.Digest()
+	if err != nil {
+		return err
+	}
+	n, err := e.Image.Size()
+	if err != nil {
+		return err
+	}
+	p := e.Platform
+	e.Descriptor = v1.Descriptor{MediaType: mt, Digest: d, Size: n, Platform: &p}
+	return nil
+}
+
+// arrange orders entries by want (else the fixed order) and refuses a
+// platform given twice, or asked for and given by no source.
+func arrange(entries []Entry, want []v1.Platform) ([]Entry, error) {
+	order := want
+	if len(order) == 0 {
+		order = fixedOrder(entries)
+	}
+	out := make([]Entry, 0, len(order))
+	for _, p := range order {
+		var found []Entry
+		for _, e := range entries {
+			if platform.Equal(e.Platform, p) {
+				found = append(found, e)
+			}
+		}
+		switch len(found) {
+		case 0:
+			return nil, fmt.Errorf("no source offers %s (asked for %s); add a source for it or leave it out of --platforms", platform.Format(p), platform.FormatList(want))
+		case 1:
+			out = append(out, found[0])
+		default:
+			return nil, fmt.Errorf("%s comes from %d sources: %s (%s) and %s (%s); give one source per platform",
+				platform.Format(p), len(found), found[0].Source, found[0].SourceManifest, found[1].Source, found[1].SourceManifest)
+		}
+	}
+	for _, e := range entries {
+		if platform.Index(order, e.Platform) < 0 {
+			return nil, fmt.Errorf("source %s is %s, which is not among --platforms %s", e.Source, platform.Format(e.Platform), platform.FormatList(want))
+		}
+	}
+	return out, nil
+}
+
+// fixedOrder is the order of the entries' platforms without --platforms:
+// GitLab's helper architectures first, in its order, then the rest sorted.
+func fixedOrder(entries []Entry) []v1.Platform {
+	var ps []v1.Platform
+	for _, e := range entries {
+		if platform.Index(ps, e.Platform) < 0 {
+			ps = append(ps, e.Platform)
+		}
+	}
+	rank := func(p v1.Platform) int {
+		if i := platform.Index(gitlabOrder(), p); i >= 0 {
+			return i
+		}
+		return len(gitlabOrder())
+	}
+	slices.SortStableFunc(ps, func(a, b v1.Platform) int {
+		if r := rank(a) - rank(b); r != 0 {
+			return r
+		}
+		return strings.Compare(platform.Format(a), platform.Format(b))
+	})
+	return ps
+}

@@ -1,0 +1,141 @@
+package join
+
+import (
+	"context"
+	"fmt"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/platform"
+)
+
+// Attached is an attestation manifest of a source index that goes along
+// with the platform image it is about, under its own index entry.
+type Attached struct {
+	Descriptor v1.Descriptor
+	Manifest   v1.Image
+}
+
+// candidate is one platform image a source offers, before its evidence is
+// read.
+type candidate struct {
+	source   string // as the user wrote it
+	pinned   string // the source pinned by digest
+	digest   v1.Hash
+	image    v1.Image
+	listed   *v1.Platform // the source index's entry platform; nil for a single image
+	attached []Attached
+}
+
+// resolve reads one source and returns the platform images it offers that
+// want asks for (all of them when want is empty). A source that is an
+// attestation, or an index of indexes, is refused.
+func resolve(ctx context.Context, source string, want []v1.Platform, opts imageref.Options) ([]candidate, error) {
+	ref, err := imageref.Parse(source, opts.Insecure)
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", source, err)
+	}
+	if ref.Transport == imageref.Scratch {
+		return nil, fmt.Errorf("source %s: scratch is no image to join", source)
+	}
+	art, err := imageref.Read(ctx, ref, opts)
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", source, imageref.Explain(err))
+	}
+	if art.Image != nil {
+		if about, ok, err := attestationSubject(art.Image); err != nil {
+			return nil, fmt.Errorf("source %s: %w", source, err)
+		} else if ok {
+			return nil, fmt.Errorf("source %s is an attestation manifest (about %s), not an image: name the image it is about", source, about)
+		}
+		c := candidate{source: source, pinned: art.Pinned(), digest: art.Digest, image: art.Image}
+		return []candidate{c}, nil
+	}
+	return expand(source, art, want)
+}
+
+// expand lists the platform images of the index art that want asks for,
+// each with the attestation entries about it.
+func expand(source string, art *imageref.Artifact, want []v1.Platform) ([]candidate, error) {
+	im, err := art.Index.IndexManifest()
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", source, err)
+	}
+	about := map[string][]v1.Descriptor{}
+	for _, d := range im.Manifests {
+		if attestspec.IsAttestation(d) {
+			ref := d.Annotations[attestspec.AnnotationReferenceDigest]
+			about[ref] = append(about[ref], d)
+		}
+	}
+	var out []candidate
+	for _, d := range im.Manifests {
+		switch {
+		case d.MediaType.IsIndex():
+			return nil, fmt.Errorf("source %s lists an index (%s) among its entries: name that index as a source of its own", source, d.Digest)
+		case !attestspec.IsPlatformImage(d):
+			continue
+		}
+		p := platform.Normalize(*d.Platform)
+		if len(want) > 0 && platform.Index(want, p) < 0 {
+			continue
+		}
+		img, err := art.Index.Image(d.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("source %s: %s: %w", source, platform.Format(p), imageref.Explain(err))
+		}
+		c := candidate{source: source, pinned: art.Pinned(), digest: d.Digest, image: img, listed: &p}
+		for _, ad := range about[d.Digest.String()] {
+			am, err := art.Index.Image(ad.Digest)
+			if err != nil {
+				return nil, fmt.Errorf("source %s: attestation %s: %w", source, ad.Digest, imageref.Explain(err))
+			}
+			c.attached = append(c.attached, Attached{Descriptor: ad, Manifest: am})
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("source %s is an index with no platform image among %s", source, wanted(want))
+	}
+	return out, nil
+}
+
+// attestationSubject reports whether img is an attestation manifest rather
+// than a platform's image: it has a subject, BuildKit's artifact type, an
+// in-toto layer or a config for the platform unknown/unknown.
+func attestationSubject(img v1.Image) (string, bool, error) {
+	m, err := img.Manifest()
+	if err != nil {
+		return "", false, err
+	}
+	about := "no subject"
+	if m.Subject != nil {
+		about = m.Subject.Digest.String()
+	}
+	if m.Subject != nil || m.ArtifactType == attestspec.ArtifactTypeAttestationManifest {
+		return about, true, nil
+	}
+	for _, l := range m.Layers {
+		if string(l.MediaType) == attestspec.MediaTypeInToto {
+			return about, true, nil
+		}
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return "", false, fmt.Errorf("config: %w", imageref.Explain(err))
+	}
+	if cf.OS == "unknown" {
+		return about, true, nil
+	}
+	return "", false, nil
+}
+
+func wanted(want []v1.Platform) string {
+	if len(want) == 0 {
+		return "any platform"
+	}
+	return platform.FormatList(want)
+}
+
