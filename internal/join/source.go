@@ -138,4 +138,3 @@ func wanted(want []v1.Platform) string {
 	}
 	return platform.FormatList(want)
 }
-
