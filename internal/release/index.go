@@ -1,0 +1,164 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/attest"
+	"github.com/helperbuild/helperbuild/internal/join"
+	"github.com/helperbuild/helperbuild/internal/manifest"
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/verify"
+)
+
+// IndexOptions configures JoinIndex (helperbuild index).
+type IndexOptions struct {
+	// Sources are the images to join, as the user wrote them.
+	Sources []string
+	// Join says how to reach and check them (platforms, FixPlatform).
+	Join join.Options
+	// Name is the image's name, for the report, the dotenv variables and
+	// the attestations' purls.
+	Name string
+	// Tags are the index's tag names; the destination says where.
+	Tags []string
+	// Attest: Mode, HelperbuildVersion and CI are used; each platform
+	// image gets a provenance naming its source by digest.
+	Attest Attest
+	// Logger receives progress; nil discards it.
+	Logger *slog.Logger
+}
+
+// Joined is what JoinIndex made: the index as a Result, ready for any
+// destination and the report, and the checked plan behind it.
+type Joined struct {
+	Result *Result
+	Plan   *join.Plan
+}
+
+// JoinIndex checks every source (join.New: evidence before anything is
+// written) and assembles the index that joins them: the platform images in
+// the plan's order, then the attestations the sources carried about them,
+// then (Attest index) the provenance helperbuild writes. The index is
+// verified as a whole (coverage and configs; each platform's binaries were
+// checked by join) before it is returned. It writes nothing.
+func JoinIndex(ctx context.Context, opts IndexOptions) (*Joined, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	opts.Join.Logger = log
+	plan, err := join.New(ctx, opts.Sources, opts.Join)
+	if err != nil {
+		return nil, err
+	}
+	im := &Image{Name: opts.Name, Tags: opts.Tags}
+	images := map[v1.Hash]v1.Image{}
+	descs := make([]v1.Descriptor, 0, len(plan.Entries))
+	var carried []manifest.Attachment
+	for _, e := range plan.Entries {
+		m, err := e.Image.Manifest()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Source, err)
+		}
+		images[e.Descriptor.Digest] = e.Image
+		descs = append(descs, e.Descriptor)
+		for _, a := range e.Attestations {
+			carried = append(carried, manifest.Attachment{Entry: a.Descriptor, Image: a.Manifest})
+		}
+		im.Platforms = append(im.Platforms, Platform{Platform: e.Platform, Digest: e.Descriptor.Digest, Size: e.Descriptor.Size,
+			CompressedSize: manifest.CompressedSize(m)})
+	}
+	if opts.Attest.on() {
+		if err := provenances(im, plan, opts); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range append(carried, attachments(im.Platforms)...) {
+		images[a.Entry.Digest] = a.Image
+		descs = append(descs, a.Entry)
+	}
+	idx, err := manifest.IndexOf(descs, nil, func(h v1.Hash) (v1.Image, error) {
+		if img, ok := images[h]; ok {
+			return img, nil
+		}
+		return nil, fmt.Errorf("index has no image %s", h)
+	})
+	if _, err := im.withIndex(idx, err); err != nil {
+		return nil, err
+	}
+	if err := verifyJoined(ctx, im, plan); err != nil {
+		return nil, err
+	}
+	log.Info("index assembled", "image", im.Name, "digest", im.Digest.String(), "platforms", len(im.Platforms))
+	return &Joined{Result: &Result{Images: []Image{*im}}, Plan: plan}, nil
+}
+
+// provenances gives each platform image of im a provenance naming its
+// source manifest by digest, in the index or as a referrer.
+func provenances(im *Image, plan *join.Plan, opts IndexOptions) error {
+	for i, e := range plan.Entries {
+		st, err := attest.JoinProvenance(attest.JoinSpec{
+			Image: attest.Image{Name: opts.Name, Manifest: e.Descriptor},
+			Source: attest.JoinedSource{Ref: e.Source, Pinned: e.Pinned, Manifest: e.SourceManifest,
+				ConfigPlatform: e.ConfigSaid},
+			FixedConfig: e.Fixed, Sources: opts.Sources, Platforms: plan.Platforms(),
+			HelperbuildVersion: opts.Attest.HelperbuildVersion, CI: opts.Attest.CI,
+		})
+		if err != nil {
+			return err
+		}
+		at := &Attestation{Provenance: st}
+		switch opts.Attest.Mode {
+		case AttestIndex:
+			at.Manifest, err = attest.AttestationManifest(e.Descriptor, st)
+		case AttestReferrers:
+			var r *attest.Artifact
+			r, err = attest.StatementReferrer(e.Descriptor, st)
+			at.Referrers = []*attest.Artifact{r}
+		}
+		if err != nil {
+			return err
+		}
+		if at.Digests, err = digestsOf(at); err != nil {
+			return err
+		}
+		im.Platforms[i].Attestation = at
+	}
+	return nil
+}
+
+// verifyJoined checks the joined index as verify does (every platform
+// listed once, image manifests, configs that name their entries'
+// platforms), taking each platform's arch check from join's evidence
+// instead of reading its layers again.
+func verifyJoined(ctx context.Context, im *Image, plan *join.Plan) error {
+	byDigest := map[v1.Hash]join.Entry{}
+	for _, e := range plan.Entries {
+		byDigest[e.Descriptor.Digest] = e
+	}
+	checked := func(d v1.Hash, p v1.Platform) ([]verify.Check, bool) {
+		e, ok := byDigest[d]
+		if !ok {
+			return nil, false
+		}
+		cf, err := e.Image.ConfigFile()
+		if err != nil {
+			return nil, false
+		}
+		arch := verify.Check{Name: verify.CheckArch, OK: len(e.Evidence.Mismatches()) == 0 || e.Fixed,
+			Reason: fmt.Sprintf("%d ELF executables match %s", len(e.Evidence.Binaries), platform.Format(p))}
+		return []verify.Check{verify.ConfigAgrees(cf, p), arch}, true
+	}
+	rep, err := verify.Index(ctx, im.Index, verify.Options{Platforms: plan.Platforms(), Checked: checked})
+	if err != nil {
+		return fmt.Errorf("verify %s: %w", im.Name, err)
+	}
+	if !rep.OK() {
+		return failed(im.Name, rep)
+	}
+	return nil
+}
