@@ -33,7 +33,7 @@ func interrupted(err error) string {
 			strings.Join(written, " "), strings.Join(notWritten, " "))
 	}
 	var nothing nothingTagged
-	if errors.As(err, &nothing) {
+	if errors.As(err, &nothing) || release.Tagged(err) { // a tag phase that wrote none
 		return "interrupted: nothing was tagged"
 	}
 	return "interrupted"

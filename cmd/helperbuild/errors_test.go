@@ -179,6 +179,7 @@ func TestInterruptedRun(t *testing.T) {
 	}{
 		{name: "during an upload", when: isUpload, want: "interrupted: nothing was tagged", state: true},
 		{name: "between two tags", when: isTag("latest"), want: "interrupted: tagged {host}/g/app:v1; not tagged: {host}/g/app:latest; run again to write the rest"},
+		{name: "at the first tag", when: isTag("v1"), want: "interrupted: nothing was tagged"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := relModule(t)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -43,7 +44,7 @@ func tarLayer(t *testing.T, files map[string][]byte) v1.Layer {
 
 // archImage is testkit.ArchImage with the config's platform spelled out.
 func archImage(t *testing.T, cfgArch, variant, binArch string) v1.Image {
-	return testkit.ArchImage(t, v1.Platform{OS: "linux", Architecture: cfgArch, Variant: variant}, binArch)
+	return testkit.ArchImage(t, os.Environ(), v1.Platform{OS: "linux", Architecture: cfgArch, Variant: variant}, binArch)
 }
 
 // push writes img to host/repo:tag and returns the reference.

@@ -3,6 +3,7 @@ package join
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -113,7 +114,7 @@ func TestPlanRefusals(t *testing.T) {
 	noELF, err = mutate.ConfigFile(noELF, &v1.ConfigFile{OS: "linux", Architecture: "amd64"})
 	require.NoError(t, err)
 	scripts := push(t, host, "src/scripts", "v1", noELF)
-	mixed, err := mutate.AppendLayers(archImage(t, "amd64", "", "amd64"), tarLayer(t, map[string][]byte{"usr/bin/tool": testkit.HelloBinary(t, "arm64")}))
+	mixed, err := mutate.AppendLayers(archImage(t, "amd64", "", "amd64"), tarLayer(t, map[string][]byte{"usr/bin/tool": testkit.HelloBinary(t, os.Environ(), "arm64")}))
 	require.NoError(t, err)
 	mixedRef := push(t, host, "src/mixed", "v1", mixed)
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -80,7 +81,7 @@ func TestJoinIndexPublishesAVerifiedIndexAndARerunUploadsNothing(t *testing.T) {
 			p.Variant = "v7"
 		}
 		ref := src + "/gitlab-runner-helper:" + a.gitlab + "-v17.10.0"
-		pushImage(t, ref, testkit.ArchImage(t, p, a.goarch))
+		pushImage(t, ref, testkit.ArchImage(t, os.Environ(), p, a.goarch))
 		sources = append(sources, ref)
 	}
 	j, err := joinAndPublish(t, sources, dst+"/mirror/helper", false)
@@ -146,8 +147,8 @@ func TestJoinIndexRefusesALiarAndWritesNothing(t *testing.T) {
 	dst := testkit.Registry(t, countUploads(&up))
 	amd := src + "/helper:x86_64-v1"
 	liar := src + "/helper:arm64-v1"
-	pushImage(t, amd, testkit.ArchImage(t, v1.Platform{OS: "linux", Architecture: "amd64"}, "amd64"))
-	pushImage(t, liar, testkit.ArchImage(t, v1.Platform{OS: "linux", Architecture: "amd64"}, "arm64"))
+	pushImage(t, amd, testkit.ArchImage(t, os.Environ(), v1.Platform{OS: "linux", Architecture: "amd64"}, "amd64"))
+	pushImage(t, liar, testkit.ArchImage(t, os.Environ(), v1.Platform{OS: "linux", Architecture: "amd64"}, "arm64"))
 
 	_, err := joinAndPublish(t, []string{amd, liar}, dst+"/mirror/helper", false)
 	require.Error(t, err)

@@ -34,8 +34,9 @@ var (
 )
 
 // HelloBinary is a small static Go program for linux/GOARCH ("arm" is
-// GOARM=7), built by go build (not by helperbuild) once per test process.
-func HelloBinary(t testing.TB, goarch string) []byte {
+// GOARM=7), built by go build (not by helperbuild) once per test process,
+// in environ (the test's: a fixture reads no environment itself).
+func HelloBinary(t testing.TB, environ []string, goarch string) []byte {
 	t.Helper()
 	binMu.Lock()
 	defer binMu.Unlock()
@@ -55,7 +56,7 @@ func HelloBinary(t testing.TB, goarch string) []byte {
 	out := filepath.Join(dir, "hello")
 	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-trimpath", "-ldflags=-s -w", "-o", out, ".")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "GOARM=7", "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
+	cmd.Env = append(append([]string(nil), environ...), "GOOS=linux", "GOARCH="+goarch, "GOARM=7", "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build hello for %s: %v\n%s", goarch, err, msg)
 	}
@@ -69,10 +70,11 @@ func HelloBinary(t testing.TB, goarch string) []byte {
 
 // ArchImage is an image whose config says cfg (any platform, true or not)
 // and which holds /bin/hello built for binArch (HelloBinary) and a text
-// file, made with go-containerregistry's mutate alone.
-func ArchImage(t testing.TB, cfg v1.Platform, binArch string) v1.Image {
+// file, made with go-containerregistry's mutate alone. environ is
+// HelloBinary's.
+func ArchImage(t testing.TB, environ []string, cfg v1.Platform, binArch string) v1.Image {
 	t.Helper()
-	bin := HelloBinary(t, binArch)
+	bin := HelloBinary(t, environ, binArch)
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	files := []struct {
