@@ -108,7 +108,7 @@ so every node of a mixed-architecture cluster pulls its native build from one ta
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
-	root.AddCommand(newBuildCmd(env, false, exec), newBuildCmd(env, true, exec), newMergeCmd(env), newVerifyCmd(env), newInitCmd(env), newVersionCmd())
+	root.AddCommand(newBuildCmd(env, false, exec), newBuildCmd(env, true, exec), newMergeCmd(env), newIndexCmd(env), newVerifyCmd(env), newInitCmd(env), newVersionCmd())
 	return root
 }
 

@@ -47,11 +47,10 @@ func (p *Prepared) prepareAttest(cfg *recipe.Config) error {
 	}
 	ci := p.CI
 	p.AttestOptions = Attest{
-		Mode:       mode,
-		Provenance: prov,
-		Source:     ci.attestSource(p.Meta.Source, p.Meta.Revision),
-		CI: attest.CI{ServerURL: ci.ServerURL, ProjectPath: ci.ProjectPath,
-			JobURL: ci.JobURL, RunnerID: ci.RunnerID, RunnerVersion: ci.RunnerVersion},
+		Mode:               mode,
+		Provenance:         prov,
+		Source:             ci.attestSource(p.Meta.Source, p.Meta.Revision),
+		CI:                 ci.attest(),
 		HelperbuildVersion: p.HelperbuildVersion,
 	}
 	if cfg != nil {

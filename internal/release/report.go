@@ -21,6 +21,11 @@ type Report struct {
 	Where  Where
 	Path   string
 	Single bool
+	// Sources are, for an index run, where each platform came from and
+	// what its binaries showed; DryRunIndex the index --dry-run would have
+	// written (nothing was).
+	Sources     []IndexSource
+	DryRunIndex []byte
 }
 
 // ReportImage is one image of a Report.

@@ -143,6 +143,11 @@ func inputf(format string, args ...any) error {
 	return &InputError{fmt.Errorf(format, args...)}
 }
 
+// attest is the job as a provenance names its builder.
+func (c CI) attest() attest.CI {
+	return attest.CI{ServerURL: c.ServerURL, ProjectPath: c.ProjectPath, JobURL: c.JobURL, RunnerID: c.RunnerID, RunnerVersion: c.RunnerVersion}
+}
+
 // attestSource is the provenance's source: the checkout's URL, the git ref
 // built (the CI tag, else branch) and the full commit.
 func (c CI) attestSource(url, commit string) attest.Source {

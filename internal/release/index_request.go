@@ -1,0 +1,235 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/join"
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/progress"
+	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/registry"
+)
+
+// IndexRequest is an index run (helperbuild index) as the command gathered
+// it: images that already exist, joined into one index at Tags.
+type IndexRequest struct {
+	// Command names the run on the start line ("helperbuild index").
+	Command string
+	// Sources are the images, as the user wrote them; GitLabHelper and
+	// Version add GitLab Runner's per-arch helper tags of one version.
+	Sources               []string
+	GitLabHelper, Version string
+	// Platforms is --platforms, the index's list in its order (nil: every
+	// platform of the sources); AllPlatforms is --platforms all, refused.
+	Platforms    []v1.Platform
+	AllPlatforms bool
+	// FixPlatform publishes a lying config corrected; DryRun writes nothing.
+	FixPlatform, DryRun bool
+	// Jobs bounds the sources checked at once.
+	Jobs int
+	// Tags are the --tag references, REGISTRY/REPOSITORY[:TAG].
+	Tags []string
+	// Attest is --attest: index, referrers or none.
+	Attest             string
+	CI                 CI
+	HelperbuildVersion string
+	Registry           Registry
+	Outputs            Outputs
+}
+
+// IndexSource is where one platform of a joined index came from, for the
+// report.
+type IndexSource struct {
+	Platform, ConfigSaid v1.Platform
+	Source               string
+	SourceManifest       v1.Hash
+	// Fixed: the config was replaced; Manifest is the new manifest.
+	Fixed    bool
+	Manifest v1.Hash
+	Binaries int
+	// Dropped counts the source's attestations left behind (Fixed).
+	Dropped int
+}
+
+// PreparedIndex is an IndexRequest checked, before any registry is read.
+type PreparedIndex struct {
+	IndexRequest
+	opts   IndexOptions
+	placed publish.Placed
+	refs   []string
+}
+
+// PrepareIndex checks req: flags, targets, output files.
+func PrepareIndex(req IndexRequest) (*PreparedIndex, error) {
+	if len(req.Tags) == 0 {
+		return nil, inputf("index needs --tag TARGET[:TAG], where the index goes (repeatable)")
+	}
+	if err := checkInsecure(req.Registry.Insecure); err != nil {
+		return nil, err
+	}
+	if err := req.Registry.Check(); err != nil {
+		return nil, err
+	}
+	if req.Jobs < 1 {
+		return nil, inputf("--jobs must be at least 1, got %d", req.Jobs)
+	}
+	if req.AllPlatforms {
+		return nil, inputf("index --platforms all: list the platforms in the index's order, or drop --platforms for every platform of the sources")
+	}
+	mode, err := ParseAttestMode(req.Attest)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	sources, name, err := indexSources(req)
+	if err != nil {
+		return nil, err
+	}
+	pi := &PreparedIndex{IndexRequest: req, placed: publish.Placed{}}
+	placements, err := indexPlacements(req.Tags, req.Registry.Insecure)
+	if err != nil {
+		return nil, err
+	}
+	pi.refs = make([]string, len(placements))
+	var tags []string
+	for i, pl := range placements {
+		pi.refs[i] = pl.Repository.String()
+		tags = append(tags, pl.Tags...)
+	}
+	if name == "" {
+		name = path.Base(placements[0].Repository.RepositoryStr())
+	}
+	pi.placed[name] = placements
+	if err := checkOutputFile("--metadata-file", req.Outputs.Metadata); err != nil {
+		return nil, err
+	}
+	if err := checkDotenvFile(req.Outputs.Dotenv, []dotenvImage{{name: name, tagged: true}}); err != nil {
+		return nil, err
+	}
+	ci := req.CI
+	pi.opts = IndexOptions{Sources: sources, Name: name, Tags: tags,
+		Join: join.Options{Platforms: req.Platforms, FixPlatform: req.FixPlatform, Jobs: req.Jobs,
+			Images: imageref.Options{Keychain: req.Registry.Keychain, Insecure: req.Registry.Insecure, UserAgent: req.Registry.UserAgent}},
+		Attest: Attest{Mode: mode, HelperbuildVersion: req.HelperbuildVersion, CI: ci.attest()},
+	}
+	return pi, nil
+}
+
+// indexSources are the sources and --gitlab-helper's tags; the image's
+// name is gitlab-runner-helper with --gitlab-helper, else "" (the
+// target's).
+func indexSources(req IndexRequest) ([]string, string, error) {
+	sources := append([]string(nil), req.Sources...)
+	name := ""
+	switch {
+	case req.GitLabHelper != "":
+		tags, err := join.GitLabHelper(req.GitLabHelper, req.Version, req.Platforms, req.Registry.Insecure)
+		if err != nil {
+			return nil, "", &InputError{err}
+		}
+		sources, name = append(sources, tags...), "gitlab-runner-helper"
+	case req.Version != "":
+		return nil, "", inputf("--version %s belongs to --gitlab-helper REPO; name the sources instead", req.Version)
+	}
+	if len(sources) == 0 {
+		return nil, "", inputf("index needs its sources: helperbuild index --tag TARGET SOURCE... (or --gitlab-helper REPO --version V)")
+	}
+	return sources, name, nil
+}
+
+// indexPlacements groups the --tag references by repository, in order; a
+// reference without a tag means latest.
+func indexPlacements(tags, insecure []string) ([]publish.Placement, error) {
+	var out []publish.Placement
+	for _, t := range tags {
+		ref := t
+		if _, err := imageref.ParseRepository(t, insecure); err == nil {
+			ref = t + ":latest"
+		}
+		tag, err := imageref.ParseTag(ref, insecure)
+		if err != nil {
+			return nil, inputf("--tag %q: %v", t, err)
+		}
+		i := 0
+		for i < len(out) && out[i].Repository.String() != tag.Repository.String() {
+			i++
+		}
+		if i == len(out) {
+			out = append(out, publish.Placement{Repository: tag.Repository})
+		}
+		out[i].Tags = append(out[i].Tags, tag.TagStr())
+	}
+	return out, nil
+}
+
+// Execute checks that every target takes a push (unless DryRun), checks
+// every source against its binaries, assembles the index and publishes it
+// with push's registry destination (tags last), then writes the output
+// files. With DryRun the report holds the index that would be written,
+// and nothing is.
+func (pi *PreparedIndex) Execute(ctx context.Context, obs Observer) (*Report, error) {
+	obs = obs.defaults()
+	tmp, err := os.MkdirTemp("", "helperbuild-index-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	opts := pi.opts
+	opts.Join.TempDir, opts.Join.Images.Blobs = tmp, imageref.NewBlobs(filepath.Join(tmp, "blobs"))
+	imgOpts, rt, err := registry.WithRetries(opts.Join.Images, pi.Registry.retries(), obs.RetryLogger)
+	if err != nil {
+		return nil, err
+	}
+	defer registry.ReportRetries(obs.Logger, rt)
+	opts.Join.Images, opts.Logger = imgOpts, obs.Logger
+	ps := opts.Join.Platforms
+	if ps == nil && pi.GitLabHelper != "" && len(opts.Sources) == len(join.GitLabHelperPlatforms()) {
+		ps = join.GitLabHelperPlatforms()
+	}
+	obs.Progress.Event(progress.Event{Kind: progress.KindStart, Message: pi.Command, Destination: strings.Join(pi.refs, ", "),
+		Images: []string{opts.Name}, Platforms: platform.FormatAll(ps)})
+	dest, err := publish.NewRegistry(ctx, pi.placed, []string{opts.Name}, imgOpts, obs.Logger)
+	if err != nil {
+		return nil, err
+	}
+	if !pi.DryRun {
+		if err := dest.Hooks(ctx).Preflight(ctx); err != nil {
+			return nil, err
+		}
+	}
+	obs.phase(progress.KindPhaseStart, "check", fmt.Sprintf("check: %d sources, each config against its binaries", len(opts.Sources)))
+	joined, err := JoinIndex(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	obs.phase(progress.KindPhaseEnd, "check", fmt.Sprintf("checked: %d platforms", len(joined.Plan.Entries)))
+	t := tail{Observer: obs, dest: dest, where: InRegistry, header: "publish: blobs, manifests by digest, checked, then tags", outputs: pi.Outputs}
+	var rep *Report
+	if pi.DryRun {
+		rep = newReport(joined.Result, t)
+		if rep.DryRunIndex, err = joined.Result.Images[0].Index.RawManifest(); err != nil {
+			return nil, err
+		}
+	} else if rep, err = finish(ctx, t, joined.Result); rep == nil {
+		return nil, err
+	}
+	rep.Sources = indexReportSources(joined.Plan)
+	return rep, err
+}
+
+// indexReportSources is the report's view of the plan.
+func indexReportSources(plan *join.Plan) []IndexSource {
+	out := make([]IndexSource, len(plan.Entries))
+	for i, e := range plan.Entries {
+		out[i] = IndexSource{Platform: e.Platform, ConfigSaid: e.ConfigSaid, Source: e.Source, SourceManifest: e.SourceManifest,
+			Fixed: e.Fixed, Manifest: e.Descriptor.Digest, Binaries: len(e.Evidence.Binaries), Dropped: e.Dropped}
+	}
+	return out
+}
