@@ -124,3 +124,4 @@ func TestIndexCommand(t *testing.T) {
 	code, stdout, stderr = run(t, env, "verify", "--platforms", ps, dst+"/fixed/helper:v1")
 	assert.Equal(t, 0, code, stdout+stderr)
 }
+

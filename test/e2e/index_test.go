@@ -64,6 +64,9 @@ func startTLSCountingProxy(t *testing.T, r *registry) *countingProxy {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		p.mu.Lock()
 		p.requests = append(p.requests, req.Method+" "+req.URL.Path)
+		if req.Method == http.MethodPost && req.URL.Query().Get("from") != "" {
+			p.mounts++
+		}
 		p.mu.Unlock()
 		rp.ServeHTTP(w, req)
 	}))
@@ -135,6 +138,15 @@ func TestIndex(t *testing.T) {
 	})
 	s.step(t, "verify passes on the result", func(t *testing.T) {
 		s.mustHelperbuild(t, dir, env, "verify", "--platforms", platformList(targets), target+":v17.10.0")
+	})
+	s.step(t, "an index as the source, on the same registry: every blob mounted, none uploaded", func(t *testing.T) {
+		uploads, mounts := len(proxy.blobUploads()), proxy.mountRequests()
+		res := s.mustHelperbuild(t, dir, env, "index", "--attest", "none", "--tag", proxy.Host+"/mirror/copy:v1", target+":v17.10.0")
+		raw, _ := inspectRaw(t, dst, dst.ref("mirror/copy:v1"))
+		idx := parseIndex(t, raw)
+		assert.Len(t, idx.Manifests, 10, "5 images, and the attestation about each went along:\n%s", res.Stdout)
+		assert.Len(t, proxy.blobUploads(), uploads, "requests: %s", proxy.summary())
+		assert.GreaterOrEqual(t, proxy.mountRequests()-mounts, 10, "the 5 layers and 5 configs at least")
 	})
 
 	liarArgs := []string{"index", "--gitlab-helper", src.ref(indexLiarRepo), "--version", "v17.10.0", "--tag", proxy.Host + "/mirror/fixed:v1"}
