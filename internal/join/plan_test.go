@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -252,4 +255,22 @@ func TestGitLabHelper(t *testing.T) {
 	assert.ErrorContains(t, err, "GitLab publishes no helper for linux/mips64le")
 	_, err = GitLabHelper("Reg Example", "v1", nil, nil)
 	assert.ErrorContains(t, err, "--gitlab-helper")
+}
+
+func TestPlanReadsLayoutsAndArchives(t *testing.T) {
+	dir := t.TempDir()
+	amd := archImage(t, "amd64", "", "amd64")
+	p, err := layout.Write(filepath.Join(dir, "oci"), empty.Index)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendImage(amd, layout.WithAnnotations(map[string]string{specsv1.AnnotationRefName: "x86_64"})))
+	host := testkit.Registry(t)
+	arm64 := push(t, host, "src/helper", "arm64-v1", archImage(t, "arm64", "", "arm64"))
+
+	plan, err := New(context.Background(), []string{"oci:" + filepath.Join(dir, "oci") + ":x86_64", arm64}, opts(t))
+	require.NoError(t, err)
+	require.Len(t, plan.Entries, 2)
+	d, err := amd.Digest()
+	require.NoError(t, err)
+	assert.Equal(t, d, plan.Entries[0].Descriptor.Digest, "the layout's image as it is")
+	assert.Equal(t, "linux/amd64", platform.Format(plan.Entries[0].Platform))
 }
