@@ -85,17 +85,18 @@ func checkBinary(p string, f *os.File, want v1.Platform) Binary {
 		return b
 	}
 	b.Platform = platform.Normalize(got)
-	info, isGo, err := elfcheck.GoInfo(f)
-	if err == nil && isGo {
-		if gp := info.Platform(); gp.Architecture != "" {
-			b.Platform = platform.Normalize(gp)
-		}
+	// A Go binary's build settings tell GOARM and GOAMD64, which its header
+	// does not; one whose build info cannot be read is judged by its header.
+	info, isGo, goErr := elfcheck.GoInfo(f)
+	isGo = isGo && goErr == nil
+	if isGo && info.Platform().Architecture != "" {
+		b.Platform = platform.Normalize(info.Platform())
 	}
 	if err := elfcheck.Check(f, want); err != nil {
 		b.Mismatch = pathed(p, err)
 		return b
 	}
-	if err == nil && isGo {
+	if isGo {
 		if err := elfcheck.CheckGo(info, want); err != nil {
 			b.Mismatch = pathed(p, err)
 		}
