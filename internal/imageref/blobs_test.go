@@ -16,6 +16,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -190,6 +191,13 @@ func TestBlobsKeepLayersMountable(t *testing.T) {
 		_, isStored := ml.Layer.(*storedLayer)
 		assert.True(t, isStored, "the mountable layer reads through the store")
 	}
+	// The config too: a push to another repository mounts it (helperbuild
+	// index copies whole images).
+	cl, err := partial.ConfigLayer(img)
+	require.NoError(t, err)
+	ml, ok := cl.(*remote.MountableLayer)
+	require.True(t, ok, "config: %T", cl)
+	assert.Equal(t, "base/shared", ml.Reference.Context().RepositoryStr())
 }
 
 // An OCI layout's blobs are read where they are, after a check of their

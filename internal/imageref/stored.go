@@ -114,6 +114,13 @@ func (i *storedImage) Layers() ([]v1.Layer, error) {
 	return out, nil
 }
 
+// ConfigLayer is the source's config blob as go-containerregistry gives it:
+// a registry's stays mountable (the v1.Image embedded here would hide the
+// method), so a push to another repository of that registry mounts it
+// instead of uploading it. Configs are small and read with the manifest,
+// not through the store.
+func (i *storedImage) ConfigLayer() (v1.Layer, error) { return partial.ConfigLayer(i.Image) }
+
 func (i *storedImage) LayerByDigest(h v1.Hash) (v1.Layer, error) {
 	l, err := i.Image.LayerByDigest(h)
 	if err != nil {
