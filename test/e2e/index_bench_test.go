@@ -63,7 +63,7 @@ func benchSources(t *testing.T, r *registry, repo string, size int64) ([]string,
 	var refs []string
 	for _, tg := range targets {
 		p := v1.Platform{OS: tg.OS, Architecture: tg.Arch, Variant: tg.Variant}
-		l, err := random.Layer(size, types.OCILayer)
+		l, err := random.Layer(size, types.DockerLayer)
 		require.NoError(t, err)
 		img, err := mutate.AppendLayers(testkit.ArchImage(t, os.Environ(), p, tg.Arch), l)
 		require.NoError(t, err)
