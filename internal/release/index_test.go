@@ -171,3 +171,25 @@ func TestJoinIndexRefusesALiarAndWritesNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "arm64", cf.Architecture)
 }
+
+func TestJoinIndexAttestReferrers(t *testing.T) {
+	src := testkit.Registry(t)
+	amd := src + "/helper:x86_64-v1"
+	pushImage(t, amd, testkit.ArchImage(t, os.Environ(), v1.Platform{OS: "linux", Architecture: "amd64"}, "amd64"))
+	img := imageref.Options{Keychain: authn.NewMultiKeychain(), Insecure: []string{"127.0.0.1"}, Blobs: imageref.NewBlobs(t.TempDir())}
+	j, err := JoinIndex(context.Background(), IndexOptions{Sources: []string{amd}, Name: "helper", Tags: []string{"v1"},
+		Join:   join.Options{Images: img, TempDir: t.TempDir()},
+		Attest: Attest{Mode: AttestReferrers, HelperbuildVersion: "v0.0.0-test"}})
+	require.NoError(t, err)
+	im := j.Result.Images[0]
+	m, err := im.Index.IndexManifest()
+	require.NoError(t, err)
+	assert.Len(t, m.Manifests, 1, "the index lists the image alone")
+	pub := im.Publish()
+	require.Len(t, pub.Referrers, 1, "the provenance, as a referrer")
+	assert.Equal(t, im.Platforms[0].Digest, pub.Referrers[0].Subject)
+	rm, err := pub.Referrers[0].Manifest.Manifest()
+	require.NoError(t, err)
+	require.NotNil(t, rm.Subject)
+	assert.Equal(t, im.Platforms[0].Digest, rm.Subject.Digest)
+}
