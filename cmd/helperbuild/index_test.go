@@ -124,4 +124,3 @@ func TestIndexCommand(t *testing.T) {
 	code, stdout, stderr = run(t, env, "verify", "--platforms", ps, dst+"/fixed/helper:v1")
 	assert.Equal(t, 0, code, stdout+stderr)
 }
-

@@ -83,7 +83,9 @@ func TestIndexThroughFaults(t *testing.T) {
 	}
 	s.step(t, "SIGINT while the manifests stall: no tag; the next run completes", func(t *testing.T) {
 		pd, err := faultproxy.Start(faultproxy.Options{Target: dst.baseURL(), Persistent: true, Faults: []faultproxy.Fault{faultproxy.Slow},
-			Match: func(r *http.Request) bool { return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") }})
+			Match: func(r *http.Request) bool {
+				return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/")
+			}})
 		require.NoError(t, err)
 		defer pd.Close()
 		args := append([]string{s.helperbuildBin, "index", "--tag", pd.Addr() + "/mirror/helper:interrupted"}, sources...)
