@@ -241,3 +241,19 @@ func addDockerAuth(t *testing.T, dir, host, user, password string) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, data, 0o600))
 }
+
+// TestIndexOfCBinaries takes the suite's busybox base (Debian's static busybox, a C
+// program, per platform) as an index source: its evidence is the ELF headers alone
+// (arm's hard-float flag says v7), and the result verifies.
+func TestIndexOfCBinaries(t *testing.T) {
+	s := suiteFor(t)
+	r := s.plain
+	env := s.helperbuildEnv(t)
+	s.step(t, "the busybox index, re-joined", func(t *testing.T) {
+		res := s.mustHelperbuild(t, t.TempDir(), env, "index", "--platforms", platformList(targets), "--tag", r.ref("mirror/busybox:1"), r.ref(baseRepo+":"+baseTag))
+		for _, tg := range targets {
+			assert.Contains(t, res.Stdout, tg.Platform+"  "+r.ref(baseRepo+":"+baseTag)+" (sha256:")
+		}
+		s.mustHelperbuild(t, t.TempDir(), env, "verify", "--platforms", platformList(targets), r.ref("mirror/busybox:1"))
+	})
+}
