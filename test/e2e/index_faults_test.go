@@ -47,7 +47,9 @@ func TestIndexThroughFaults(t *testing.T) {
 	})
 	via := func(p *faultproxy.Proxy, ref string) string { return p.Addr() + strings.TrimPrefix(ref, src.Host) }
 	indexRun := func(t *testing.T, srcProxy *faultproxy.Proxy, dstHost, tag string, extra ...string) result {
-		args := append([]string{"index", "--tag", dstHost + "/mirror/helper:" + tag}, extra...)
+		// No provenance: it names the sources as written, and the proxies' addresses
+		// differ from the registry's.
+		args := append([]string{"index", "--attest", "none", "--tag", dstHost + "/mirror/helper:" + tag}, extra...)
 		for _, sr := range sources {
 			if srcProxy != nil {
 				sr = via(srcProxy, sr)
@@ -81,32 +83,48 @@ func TestIndexThroughFaults(t *testing.T) {
 			assert.NotEmpty(t, pd.Stats().Injected, "faults on the target side")
 		})
 	}
-	s.step(t, "SIGINT while the manifests stall: no tag; the next run completes", func(t *testing.T) {
-		pd, err := faultproxy.Start(faultproxy.Options{Target: dst.baseURL(), Persistent: true, Faults: []faultproxy.Fault{faultproxy.Slow},
-			Match: func(r *http.Request) bool {
-				return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/")
-			}})
-		require.NoError(t, err)
-		defer pd.Close()
-		args := append([]string{s.helperbuildBin, "index", "--tag", pd.Addr() + "/mirror/helper:interrupted"}, sources...)
-		cmd := command(t, env, args...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		require.NoError(t, cmd.Start())
-		// The event: the proxy holds a manifest PUT (every blob is in by then).
-		for i := 0; len(pd.Stats().Injected) == 0; i++ {
-			require.Less(t, i, 3000, "no manifest PUT reached the proxy:\n%s", stderr.String())
-			time.Sleep(20 * time.Millisecond)
-		}
-		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-		err = cmd.Wait()
-		code := cmd.ProcessState.ExitCode()
-		assert.Equal(t, 130, code, "%v\n%s", err, stderr.String())
-		assert.Contains(t, stderr.String(), "interrupted: nothing was tagged")
-		assert.NotContains(t, listTags(t, dst, "mirror/helper"), "interrupted")
-		res := indexRun(t, nil, dst.Host, "interrupted")
-		require.Zero(t, res.ExitCode, "%s", res)
-		assert.Equal(t, want, pinnedDigest(t, res.Stdout, dst.Host+"/mirror/helper"))
-		assert.Contains(t, listTags(t, dst, "mirror/helper"), "interrupted")
-	})
+	stalls := []struct {
+		name, repo string
+		match      func(*http.Request) bool
+	}{
+		{"SIGINT in the middle of the blob copy", "mirror/interrupted-blobs", func(r *http.Request) bool {
+			return (r.Method == http.MethodPatch || r.Method == http.MethodPut) && strings.Contains(r.URL.Path, "/blobs/uploads/")
+		}},
+		{"SIGINT while the manifests stall", "mirror/interrupted-manifests", func(r *http.Request) bool {
+			return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/")
+		}},
+	}
+	for _, st := range stalls {
+		s.step(t, st.name+": no tag; the next run completes", func(t *testing.T) {
+			indexInterrupted(t, s, env, dst, st.repo, st.match, sources)
+			res := s.helperbuild(t, t.TempDir(), env, append([]string{"index", "--attest", "none", "--tag", dst.ref(st.repo + ":v1")}, sources...)...)
+			require.Zero(t, res.ExitCode, "%s", res)
+			assert.Equal(t, want, pinnedDigest(t, res.Stdout, dst.Host+"/"+st.repo))
+			assert.Equal(t, []string{"v1"}, listTags(t, dst, st.repo))
+		})
+	}
+}
+
+// indexInterrupted runs index to dst's repo through a proxy that holds every request
+// match selects, sends SIGINT once it holds one, and checks that the run said so and
+// tagged nothing.
+func indexInterrupted(t *testing.T, s *Suite, env []string, dst *registry, repo string, match func(*http.Request) bool, sources []string) {
+	pd, err := faultproxy.Start(faultproxy.Options{Target: dst.baseURL(), Persistent: true, Faults: []faultproxy.Fault{faultproxy.Slow}, Match: match})
+	require.NoError(t, err)
+	defer pd.Close()
+	args := append([]string{s.helperbuildBin, "index", "--attest", "none", "--tag", pd.Addr() + "/" + repo + ":v1"}, sources...)
+	cmd := command(t, env, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	// The event: the proxy holds a request.
+	for i := 0; len(pd.Stats().Injected) == 0; i++ {
+		require.Less(t, i, 3000, "no request reached the proxy:\n%s", stderr.String())
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	err = cmd.Wait()
+	assert.Equal(t, 130, cmd.ProcessState.ExitCode(), "%v\n%s", err, stderr.String())
+	assert.Contains(t, stderr.String(), "interrupted: nothing was tagged")
+	assert.Empty(t, listTags(t, dst, repo))
 }
