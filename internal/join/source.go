@@ -3,6 +3,7 @@ package join
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -42,7 +43,11 @@ func resolve(ctx context.Context, source string, want []v1.Platform, opts imager
 	}
 	art, err := imageref.Read(ctx, ref, opts)
 	if err != nil {
-		return nil, fmt.Errorf("source %s: %w", source, imageref.Explain(err))
+		// imageref's errors name the reference already.
+		if err = imageref.Explain(err); strings.HasPrefix(err.Error(), ref.String()+": ") {
+			return nil, fmt.Errorf("source %w", err)
+		}
+		return nil, fmt.Errorf("source %s: %w", source, err)
 	}
 	if art.Image != nil {
 		if about, ok, err := attestationSubject(art.Image); err != nil {
