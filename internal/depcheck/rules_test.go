@@ -131,5 +131,5 @@ var commandImports = []string{
 // flags and environment into a request and prints the report.
 const (
 	maxCommandImports = 6
-	maxCommandLines   = 1800
+	maxCommandLines   = 2000
 )
