@@ -3,6 +3,7 @@ package attest
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"maps"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -15,25 +16,32 @@ import (
 	"github.com/helperbuild/helperbuild/internal/attestspec"
 )
 
-// Artifact is an OCI image manifest this package wrote as raw JSON (so it
-// can carry a manifest-level artifactType, which go-containerregistry's
-// mutate cannot set), with a subject, the 2-byte empty config "{}" and
-// its blobs as layers. It is a v1.Image: layout.WriteImage and friends
-// write it as is. go-containerregistry's remote writers push it too, but
-// they also read and write the tag sha256-<subject hex> on a registry
-// without the referrers API, for any manifest with a subject; a release
-// PUTs the raw manifest itself (docs/attestations.md).
+// Artifact is an OCI image manifest this package wrote as raw JSON, with
+// its config and its blobs as layers. It is a v1.Image: layout.WriteImage
+// and friends write it as is.
+//
+// An attestation manifest (AttestationManifest) is BuildKit's default
+// form: an image config for the platform unknown/unknown, no subject, no
+// artifactType, so that skopeo, regctl and every tool reading buildx's
+// attestations read it. A referrer (StatementReferrer, SPDXReferrer) is
+// the OCI 1.1 form: the empty config, a manifest-level artifactType (which
+// go-containerregistry's mutate cannot set) and a subject.
+// go-containerregistry's remote writers push a manifest with a subject,
+// but they also read and write the tag sha256-<subject hex> on a registry
+// without the referrers API; a release PUTs such a raw manifest itself
+// (docs/attestations.md).
 type Artifact struct {
 	raw      []byte
 	digest   v1.Hash
 	manifest *v1.Manifest
+	config   v1.Layer
 	layers   []v1.Layer
 	entry    v1.Descriptor
 }
 
 var _ v1.Image = (*Artifact)(nil)
 
-// emptyConfig is the empty JSON config blob.
+// emptyConfig is the empty JSON config blob of a referrer.
 var emptyConfig = static.NewLayer(specsv1.DescriptorEmptyJSON.Data, types.OCIEmptyJSON)
 
 // blob is one layer of an artifact.
@@ -43,34 +51,51 @@ type blob struct {
 	annotations map[string]string
 }
 
+// unknownPlatform is the platform of an attestation manifest, in its
+// config and its index entry: no runtime selects it.
+var unknownPlatform = specsv1.Platform{OS: "unknown", Architecture: "unknown"}
+
 // AttestationManifest returns the attestation manifest of the platform
-// manifest subject in BuildKit's layout: artifactType
-// attestspec.ArtifactTypeAttestationManifest, the empty config, subject (media type,
-// digest and size only) and one application/vnd.in-toto+json layer per
-// statement, annotated with its predicate type. IndexEntry is its entry for
-// the image index: platform unknown/unknown and the vnd.docker.reference.*
-// annotations naming subject.
+// manifest subject in BuildKit's default form (exporter/containerimage,
+// commitAttestationsManifest without oci-artifact): an OCI image manifest
+// whose config is an image config for unknown/unknown, and one
+// application/vnd.in-toto+json layer per statement, annotated with its
+// predicate type; no subject, no artifactType. One departure: BuildKit's
+// config lists each statement as a diff ID, ours lists none. The
+// statements are no filesystem layers, BuildKit's docs say the config is
+// to be ignored, and go-containerregistry's validate (crane validate)
+// refuses diff IDs for blobs that are not layers.
+// IndexEntry is its entry for the image index: platform unknown/unknown
+// and the vnd.docker.reference.* annotations naming subject, which are
+// all that ties it to subject.
 func AttestationManifest(subject v1.Descriptor, statements ...Statement) (*Artifact, error) {
+	if err := checkSubjectDescriptor(subject); err != nil {
+		return nil, err
+	}
 	if len(statements) == 0 {
 		return nil, fmt.Errorf("attestation manifest for %s: no statements", subject.Digest)
 	}
 	blobs := make([]blob, len(statements))
+	cfg := specsv1.Image{Platform: unknownPlatform, RootFS: specsv1.RootFS{Type: "layers", DiffIDs: []digest.Digest{}}}
 	for i, s := range statements {
 		if s.PredicateType == "" || len(s.JSON) == 0 {
 			return nil, fmt.Errorf("attestation manifest for %s: statement %d is empty", subject.Digest, i)
 		}
 		blobs[i] = blob{mediaType: attestspec.MediaTypeInToto, data: s.JSON, annotations: map[string]string{attestspec.AnnotationPredicateType: s.PredicateType}}
 	}
-	a, err := newArtifact(subject, attestspec.ArtifactTypeAttestationManifest, nil, blobs)
+	cfgJSON, err := marshal(cfg)
 	if err != nil {
 		return nil, err
 	}
-	a.entry.Platform = &v1.Platform{OS: "unknown", Architecture: "unknown"}
+	a, err := newArtifact(specsv1.Manifest{}, static.NewLayer(cfgJSON, types.OCIConfigJSON), blobs)
+	if err != nil {
+		return nil, err
+	}
+	a.entry.Platform = &v1.Platform{OS: unknownPlatform.OS, Architecture: unknownPlatform.Architecture}
 	a.entry.Annotations = map[string]string{
 		attestspec.AnnotationReferenceType:   attestspec.ReferenceTypeAttestation,
 		attestspec.AnnotationReferenceDigest: subject.Digest.String(),
 	}
-	a.entry.ArtifactType = ""
 	return a, nil
 }
 
@@ -84,7 +109,7 @@ func StatementReferrer(subject v1.Descriptor, s Statement) (*Artifact, error) {
 		return nil, fmt.Errorf("referrer of %s: empty statement", subject.Digest)
 	}
 	ann := map[string]string{attestspec.AnnotationPredicateType: s.PredicateType}
-	return newArtifact(subject, attestspec.MediaTypeInToto, ann, []blob{{mediaType: attestspec.MediaTypeInToto, data: s.JSON, annotations: ann}})
+	return newReferrer(subject, attestspec.MediaTypeInToto, ann, []blob{{mediaType: attestspec.MediaTypeInToto, data: s.JSON, annotations: ann}})
 }
 
 // SPDXReferrer returns an SPDX document (SBOM's output) as a plain OCI 1.1
@@ -95,37 +120,60 @@ func SPDXReferrer(subject v1.Descriptor, spdxJSON []byte) (*Artifact, error) {
 	if len(spdxJSON) == 0 {
 		return nil, fmt.Errorf("SPDX referrer of %s: empty document", subject.Digest)
 	}
-	return newArtifact(subject, attestspec.MediaTypeSPDX, nil, []blob{{mediaType: attestspec.MediaTypeSPDX, data: spdxJSON}})
+	return newReferrer(subject, attestspec.MediaTypeSPDX, nil, []blob{{mediaType: attestspec.MediaTypeSPDX, data: spdxJSON}})
 }
 
-// newArtifact writes the manifest. Its JSON comes from image-spec's
-// Manifest, the type BuildKit marshals, so fields appear in the same order.
-func newArtifact(subject v1.Descriptor, artifactType string, annotations map[string]string, blobs []blob) (*Artifact, error) {
+func checkSubjectDescriptor(subject v1.Descriptor) error {
 	if subject.Digest == (v1.Hash{}) || subject.MediaType == "" || subject.Size <= 0 {
-		return nil, fmt.Errorf("artifact subject %s: want a media type, digest and size", subject.Digest)
+		return fmt.Errorf("artifact subject %s: want a media type, digest and size", subject.Digest)
 	}
-	m := specsv1.Manifest{
-		Versioned:    specs.Versioned{SchemaVersion: 2},
-		MediaType:    specsv1.MediaTypeImageManifest,
+	return nil
+}
+
+// newReferrer writes an OCI 1.1 referrer of subject: the empty config,
+// artifactType, the subject (media type, digest and size only).
+func newReferrer(subject v1.Descriptor, artifactType string, annotations map[string]string, blobs []blob) (*Artifact, error) {
+	if err := checkSubjectDescriptor(subject); err != nil {
+		return nil, err
+	}
+	a, err := newArtifact(specsv1.Manifest{
 		ArtifactType: artifactType,
-		Config:       specsv1.DescriptorEmptyJSON,
-		Layers:       make([]specsv1.Descriptor, len(blobs)),
 		Subject: &specsv1.Descriptor{
 			MediaType: string(subject.MediaType),
 			Digest:    digest.Digest(subject.Digest.String()),
 			Size:      subject.Size,
 		},
 		Annotations: annotations,
+	}, emptyConfig, blobs)
+	if err != nil {
+		return nil, err
 	}
+	a.entry.ArtifactType, a.entry.Annotations = artifactType, annotations
+	return a, nil
+}
+
+// newArtifact completes m (artifactType, subject and annotations already
+// set) with config and blobs and writes it. Its JSON comes from
+// image-spec's Manifest, the type BuildKit marshals, so fields appear in
+// the same order.
+func newArtifact(m specsv1.Manifest, config v1.Layer, blobs []blob) (*Artifact, error) {
+	m.Versioned = specs.Versioned{SchemaVersion: 2}
+	m.MediaType = specsv1.MediaTypeImageManifest
+	var err error
+	if m.Config, err = descriptorOf(config); err != nil {
+		return nil, err
+	}
+	if config == emptyConfig {
+		m.Config.Data = specsv1.DescriptorEmptyJSON.Data
+	}
+	m.Layers = make([]specsv1.Descriptor, len(blobs))
 	layers := make([]v1.Layer, len(blobs))
 	for i, b := range blobs {
-		l := static.NewLayer(b.data, types.MediaType(b.mediaType))
-		h, err := l.Digest()
-		if err != nil {
+		layers[i] = static.NewLayer(b.data, types.MediaType(b.mediaType))
+		if m.Layers[i], err = descriptorOf(layers[i]); err != nil {
 			return nil, err
 		}
-		layers[i] = l
-		m.Layers[i] = specsv1.Descriptor{MediaType: b.mediaType, Digest: digest.Digest(h.String()), Size: int64(len(b.data)), Annotations: b.annotations}
+		m.Layers[i].Annotations = b.annotations
 	}
 	raw, err := marshal(m)
 	if err != nil {
@@ -143,15 +191,27 @@ func newArtifact(subject v1.Descriptor, artifactType string, annotations map[str
 		raw:      raw,
 		digest:   h,
 		manifest: parsed,
+		config:   config,
 		layers:   layers,
-		entry: v1.Descriptor{
-			MediaType:    types.OCIManifestSchema1,
-			Size:         size,
-			Digest:       h,
-			ArtifactType: artifactType,
-			Annotations:  annotations,
-		},
+		entry:    v1.Descriptor{MediaType: types.OCIManifestSchema1, Size: size, Digest: h},
 	}, nil
+}
+
+// descriptorOf describes the static blob l.
+func descriptorOf(l v1.Layer) (specsv1.Descriptor, error) {
+	h, err := l.Digest()
+	if err != nil {
+		return specsv1.Descriptor{}, err
+	}
+	size, err := l.Size()
+	if err != nil {
+		return specsv1.Descriptor{}, err
+	}
+	mt, err := l.MediaType()
+	if err != nil {
+		return specsv1.Descriptor{}, err
+	}
+	return specsv1.Descriptor{MediaType: string(mt), Digest: digest.Digest(h.String()), Size: size}, nil
 }
 
 // IndexEntry is how an index lists the artifact: for an attestation
@@ -175,23 +235,35 @@ func (a *Artifact) Digest() (v1.Hash, error)            { return a.digest, nil }
 func (a *Artifact) RawManifest() ([]byte, error)        { return bytes.Clone(a.raw), nil }
 func (a *Artifact) Manifest() (*v1.Manifest, error)     { return a.manifest.DeepCopy(), nil }
 func (a *Artifact) Layers() ([]v1.Layer, error)         { return append([]v1.Layer(nil), a.layers...), nil }
-func (a *Artifact) ConfigLayer() (v1.Layer, error)      { return emptyConfig, nil }
+func (a *Artifact) ConfigLayer() (v1.Layer, error)      { return a.config, nil }
+
+// RawConfigFile is the config blob: an image config for unknown/unknown
+// (an attestation manifest) or "{}" (a referrer).
 func (a *Artifact) RawConfigFile() ([]byte, error) {
-	return bytes.Clone(specsv1.DescriptorEmptyJSON.Data), nil
+	rc, err := a.config.Compressed()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc) // a static blob in memory
 }
 
-// ConfigName is the empty config's digest.
-func (a *Artifact) ConfigName() (v1.Hash, error) {
-	return v1.NewHash(specsv1.DescriptorEmptyJSON.Digest.String())
-}
+// ConfigName is the config blob's digest.
+func (a *Artifact) ConfigName() (v1.Hash, error) { return a.config.Digest() }
 
-// ConfigFile is the empty config parsed: every field zero.
-func (a *Artifact) ConfigFile() (*v1.ConfigFile, error) { return &v1.ConfigFile{}, nil }
+// ConfigFile is the config parsed (every field zero for a referrer's "{}").
+func (a *Artifact) ConfigFile() (*v1.ConfigFile, error) {
+	raw, err := a.RawConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	return v1.ParseConfigFile(bytes.NewReader(raw))
+}
 
 // LayerByDigest returns a layer or the config blob by digest.
 func (a *Artifact) LayerByDigest(h v1.Hash) (v1.Layer, error) {
 	if c, _ := a.ConfigName(); h == c {
-		return emptyConfig, nil
+		return a.config, nil
 	}
 	for _, l := range a.layers {
 		if d, _ := l.Digest(); d == h {

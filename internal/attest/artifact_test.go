@@ -13,9 +13,9 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/google/go-containerregistry/pkg/v1/validate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -46,19 +46,22 @@ func TestAttestationManifestLayout(t *testing.T) {
 	require.NoError(t, err)
 	golden(t, "attestation-manifest", raw)
 
-	// The exact shape BuildKit writes (exporter/containerimage/writer.go,
-	// commitAttestationsManifest with OCI artifacts on).
+	// The exact shape BuildKit writes by default
+	// (exporter/containerimage/writer.go, commitAttestationsManifest
+	// without oci-artifact): an image config, no subject, no artifactType.
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(raw, &m))
+	cfg, err := art.RawConfigFile()
+	require.NoError(t, err)
+	cfgDigest, err := art.ConfigName()
+	require.NoError(t, err)
 	assert.Equal(t, map[string]any{
 		"schemaVersion": 2.0,
 		"mediaType":     "application/vnd.oci.image.manifest.v1+json",
-		"artifactType":  "application/vnd.docker.attestation.manifest.v1+json",
 		"config": map[string]any{
-			"mediaType": "application/vnd.oci.empty.v1+json",
-			"digest":    "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
-			"size":      2.0,
-			"data":      "e30=",
+			"mediaType": "application/vnd.oci.image.config.v1+json",
+			"digest":    cfgDigest.String(),
+			"size":      float64(len(cfg)),
 		},
 		"layers": []any{
 			map[string]any{
@@ -74,12 +77,11 @@ func TestAttestationManifestLayout(t *testing.T) {
 				"annotations": map[string]any{"in-toto.io/predicate-type": "https://slsa.dev/provenance/v1"},
 			},
 		},
-		"subject": map[string]any{
-			"mediaType": "application/vnd.oci.image.manifest.v1+json",
-			"digest":    subject.Digest.String(),
-			"size":      1234.0,
-		},
 	}, m)
+	// Its config is BuildKit's attestationsConfig (unknown/unknown) but
+	// for the diff IDs: the statements are not layers.
+	assert.Equal(t, `{"architecture":"unknown","os":"unknown","config":{},"rootfs":{"type":"layers","diff_ids":[]}}`, string(cfg))
+	require.NoError(t, validate.Image(art), "crane validate accepts it")
 
 	// Its index entry, as BuildKit adds it after the platform images.
 	d, err := art.Digest()
@@ -115,18 +117,20 @@ func TestArtifactIsAnImage(t *testing.T) {
 
 	m, err := art.Manifest()
 	require.NoError(t, err)
-	assert.Equal(t, attestspec.ArtifactTypeAttestationManifest, m.ArtifactType)
-	require.NotNil(t, m.Subject)
-	assert.Equal(t, spec.Image.Manifest.Digest, m.Subject.Digest)
+	assert.Empty(t, m.ArtifactType)
+	assert.Nil(t, m.Subject)
 	cfgName, err := art.ConfigName()
 	require.NoError(t, err)
 	assert.Equal(t, m.Config.Digest, cfgName)
-	cfg, err := art.LayerByDigest(cfgName)
+	cf, err := art.ConfigFile()
 	require.NoError(t, err)
-	assert.Equal(t, "{}", readAll(t, cfg))
+	assert.Equal(t, "unknown/unknown", cf.OS+"/"+cf.Architecture)
+	assert.Empty(t, cf.RootFS.DiffIDs)
 	rawCfg, err := art.RawConfigFile()
 	require.NoError(t, err)
-	assert.Equal(t, "{}", string(rawCfg))
+	cfg, err := art.LayerByDigest(cfgName)
+	require.NoError(t, err)
+	assert.Equal(t, string(rawCfg), readAll(t, cfg))
 	layers, err := art.Layers()
 	require.NoError(t, err)
 	require.Len(t, layers, 2)
@@ -153,7 +157,7 @@ func TestArtifactIsAnImage(t *testing.T) {
 	require.NoError(t, err)
 	b, _ := io.ReadAll(cfgBlob)
 	cfgBlob.Close()
-	assert.Equal(t, "{}", string(b))
+	assert.Equal(t, string(rawCfg), string(b))
 	for _, s := range []Statement{sbom, prov} {
 		rc, err := p.Blob(s.Digest())
 		require.NoError(t, err)
@@ -162,14 +166,7 @@ func TestArtifactIsAnImage(t *testing.T) {
 		assert.Equal(t, string(s.JSON), string(b))
 	}
 
-	// go-containerregistry's mutate.AppendManifests copies the manifest's
-	// artifactType into the index entry, which helperbuild's indexes never
-	// carry (skopeo 1.9 drops it on copy and the digest changes): an index
-	// takes IndexEntry as it is, written by internal/manifest.
-	idx := mutate.AppendManifests(empty.Index, mutate.IndexAddendum{Add: art, Descriptor: art.IndexEntry()})
-	im, err := idx.IndexManifest()
-	require.NoError(t, err)
-	assert.Equal(t, attestspec.ArtifactTypeAttestationManifest, im.Manifests[0].ArtifactType)
+	// Nothing in it or its index entry is OCI 1.1-only: no artifactType.
 	assert.Empty(t, art.IndexEntry().ArtifactType)
 }
 
@@ -283,19 +280,25 @@ func mustDigest(t *testing.T, a *Artifact) v1.Hash {
 // go-containerregistry's remote.Write (and Pusher, WriteIndex, Put) treats
 // every manifest with a subject as a referrer: on a registry without the
 // referrers API it reads the tag sha256-<subject hex> and writes an index
-// there. An attestation manifest pushed that way in index mode moves a tag
-// before the release's tags, and on GitLab (which resolves that tag to the
-// subject itself) fails. This test pins the behaviour the publishing code
-// has to avoid (PUT the raw manifest itself), so an upgrade that changes
-// it is noticed.
+// there. A referrer pushed that way moves a tag before the release's
+// tags, and on GitLab (which resolves that tag to the subject itself)
+// fails. This test pins the behaviour the publishing code has to avoid
+// (PUT the raw manifest itself), so an upgrade that changes it is
+// noticed; an attestation manifest, which has no subject, moves no tag.
 func TestRemoteWriteOfASubjectTagsTheFallback(t *testing.T) {
 	repo, subject := pushPlatform(t, testkit.Registry(t))
 	_, sbom, prov := statements(t)
 	art, err := AttestationManifest(subject, sbom, prov)
 	require.NoError(t, err)
-	d, _ := art.Digest()
-	require.NoError(t, remote.Write(repo.Digest(d.String()), art))
+	require.NoError(t, remote.Write(repo.Digest(mustDigest(t, art).String()), art))
 	tags, err := remote.List(repo)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1"}, tags, "an attestation manifest names no subject")
+
+	ref, err := StatementReferrer(subject, prov)
+	require.NoError(t, err)
+	require.NoError(t, remote.Write(repo.Digest(mustDigest(t, ref).String()), ref))
+	tags, err = remote.List(repo)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"v1", "sha256-" + subject.Digest.Hex}, tags)
 }

@@ -1,6 +1,14 @@
 package attestspec
 
-import v1 "github.com/google/go-containerregistry/pkg/v1"
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
 
 // Media types, artifact types and annotations of attestation manifests, as
 // BuildKit writes them (exporter/containerimage/writer.go,
@@ -55,4 +63,42 @@ func UnknownPlatform(d v1.Descriptor) bool {
 // attestation.
 func IsPlatformImage(d v1.Descriptor) bool {
 	return d.Platform != nil && !UnknownPlatform(d) && d.MediaType.IsImage() && !IsAttestation(d)
+}
+
+// StatementSubjects returns the digests an in-toto statement names as its
+// subjects (algorithm:hex). BuildKit's attestation manifest names no
+// subject itself: its statements are what says which image it is about.
+func StatementSubjects(statement []byte) ([]v1.Hash, error) {
+	var st struct {
+		Subject []struct {
+			Digest map[string]string `json:"digest"`
+		} `json:"subject"`
+	}
+	if err := json.Unmarshal(statement, &st); err != nil {
+		return nil, fmt.Errorf("not an in-toto statement: %w", err)
+	}
+	var out []v1.Hash
+	for _, s := range st.Subject {
+		for _, alg := range slices.Sorted(maps.Keys(s.Digest)) {
+			out = append(out, v1.Hash{Algorithm: alg, Hex: s.Digest[alg]})
+		}
+	}
+	return out, nil
+}
+
+// CheckAbout fails unless the in-toto statement names digest among its
+// subjects, saying which it names instead.
+func CheckAbout(statement []byte, digest v1.Hash) error {
+	subjects, err := StatementSubjects(statement)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(subjects, digest) {
+		return nil
+	}
+	got := make([]string, len(subjects))
+	for i, s := range subjects {
+		got[i] = s.String()
+	}
+	return fmt.Errorf("its subject is [%s], not %s", strings.Join(got, " "), digest)
 }

@@ -261,11 +261,11 @@ func (e *TagError) Unwrap() error { return e.Err }
 // maxChecks bounds the manifest checks in flight before tagging.
 const maxChecks = 8
 
-// pushPlatforms pushes every image of idx by digest, jobs at a time. The
-// manifests that name a subject (attestation manifests) go past
-// go-containerregistry's writers (see pushImage): their blobs go up beside
-// the platform images, their manifest only once the image it is about is
-// in place.
+// pushPlatforms pushes every image of idx by digest, jobs at a time, the
+// platform images first: an attestation manifest (BuildKit's form, no
+// subject) takes a slot only after every platform image has one, and one
+// naming a subject goes past go-containerregistry's writers (see
+// pushImage), its manifest only once the image it is about is in place.
 func (p *publisher) pushPlatforms(ctx context.Context, repo name.Repository, idx v1.ImageIndex) error {
 	im, err := idx.IndexManifest()
 	if err != nil {

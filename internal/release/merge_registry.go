@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -110,22 +111,62 @@ func checkEntry(image string, e *mergeEntry, desc *remote.Descriptor, err error)
 	return img, nil
 }
 
+// maxStatementBytes bounds one in-toto statement merge reads.
+const maxStatementBytes = 64 << 20
+
 // checkSubject fails when the attestation manifest img is not about the
-// image its index entry d names: its subject must be that image. The
-// manifest was read with the descriptor: no request.
+// image its index entry d names. BuildKit's form names no subject in the
+// manifest: each in-toto statement it holds must name that image as its
+// subject (a subject in the manifest, as an OCI 1.1 artifact has, must
+// name it too). The statements are read from the registry, bounded.
 func checkSubject(img v1.Image, d v1.Descriptor, fail func(string, ...any) error) error {
 	m, err := img.Manifest()
 	if err != nil {
 		return fail("%v", err)
 	}
 	ref := d.Annotations[attestspec.AnnotationReferenceDigest]
-	switch {
-	case m.Subject == nil:
-		return fail("has no subject, its index entry says it is about %s; merge the part files as their jobs wrote them", ref)
-	case m.Subject.Digest.String() != ref:
+	want, err := v1.NewHash(ref)
+	if err != nil {
+		return fail("its index entry's %s %q is no digest; merge the part files as their jobs wrote them", attestspec.AnnotationReferenceDigest, ref)
+	}
+	if m.Subject != nil && m.Subject.Digest != want {
 		return fail("its subject is %s, its index entry says it is about %s (%s); merge the part files as their jobs wrote them", m.Subject.Digest, ref, attestspec.AnnotationReferenceDigest)
 	}
+	n := 0
+	for _, l := range m.Layers {
+		if string(l.MediaType) != attestspec.MediaTypeInToto {
+			continue
+		}
+		n++
+		if l.Size > maxStatementBytes {
+			return fail("statement %s is %d bytes, more than %d", l.Digest, l.Size, maxStatementBytes)
+		}
+		data, err := readBlob(img, l.Digest)
+		if err != nil {
+			return fail("statement %s: %v", l.Digest, imageref.Explain(err))
+		}
+		if err := attestspec.CheckAbout(data, want); err != nil {
+			return fail("statement %s: %v, which its index entry says it is about (%s); merge the part files as their jobs wrote them", l.Digest, err, attestspec.AnnotationReferenceDigest)
+		}
+	}
+	if n == 0 {
+		return fail("holds no in-toto statement, its index entry says it is about %s; merge the part files as their jobs wrote them", ref)
+	}
 	return nil
+}
+
+// readBlob reads img's layer h, at most maxStatementBytes.
+func readBlob(img v1.Image, h v1.Hash) ([]byte, error) {
+	l, err := img.LayerByDigest(h)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := l.Compressed()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(io.LimitReader(rc, maxStatementBytes))
 }
 
 // index builds mi's index over the images read, and the Result's record of

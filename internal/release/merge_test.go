@@ -60,7 +60,8 @@ func newFanOut(t *testing.T, ps string, attestations bool, names ...string) *fan
 				Tags: []string{"v1.2.3", "latest"}, Manifests: []v1.Descriptor{d},
 				PlatformTags: []part.PlatformTag{{Platform: platform.Format(p), Digest: d.Digest, Tag: platform.GitLabArch(p) + "-v1.2.3"}}}
 			if attestations {
-				att, err := attest.AttestationManifest(d, attest.Statement{PredicateType: attestspec.PredicateSPDX, JSON: []byte(`{"n":"` + n + `"}`)})
+				st := `{"_type":"https://in-toto.io/Statement/v1","subject":[{"name":"` + n + `","digest":{"sha256":"` + d.Digest.Hex + `"}}],"predicateType":"` + attestspec.PredicateSPDX + `","predicate":{}}`
+				att, err := attest.AttestationManifest(d, attest.Statement{PredicateType: attestspec.PredicateSPDX, JSON: []byte(st)})
 				require.NoError(t, err)
 				ad := att.IndexEntry()
 				require.NoError(t, remote.Write(repo.Digest(ad.Digest.String()), att))
@@ -285,9 +286,9 @@ func TestMergeRepositories(t *testing.T) {
 }
 
 // TestMergeRefusesStrayAttestations: an attestation manifest must be about
-// one of the image's platform images, and its subject must be the image
-// its index entry names; merge refuses a part where either is not so,
-// before anything is written.
+// one of the image's platform images, and its statements' subject must be
+// the image its index entry names; merge refuses a part where either is
+// not so, before anything is written.
 func TestMergeRefusesStrayAttestations(t *testing.T) {
 	const job = `parts/x86_64.json (job 1 "build: [linux/amd64]")`
 	zero := "sha256:" + strings.Repeat("0", 64)
@@ -305,12 +306,12 @@ func TestMergeRefusesStrayAttestations(t *testing.T) {
 		}, planErr: `image helper: attestation manifest %s from ` + job + ` is about "" (its vnd.docker.reference.digest), none of the image's platform images; merge the part files as their jobs wrote them`},
 		{name: "subject is another image", edit: func(t *testing.T, f *fanOut, att *v1.Descriptor) {
 			att.Annotations[attestspec.AnnotationReferenceDigest] = f.parts[1].Images[0].Manifests[0].Digest.String()
-		}, runErr: `image helper: attestation manifest %s from ` + job + `: its subject is %s, its index entry says it is about %s (vnd.docker.reference.digest); merge the part files as their jobs wrote them`},
-		{name: "no subject", edit: func(t *testing.T, f *fanOut, att *v1.Descriptor) {
+		}, runErr: `: its subject is [%[2]s], not %[3]s, which its index entry says it is about (vnd.docker.reference.digest); merge the part files as their jobs wrote them`},
+		{name: "no statement", edit: func(t *testing.T, f *fanOut, att *v1.Descriptor) {
 			d := push(t, f.repo(t, "jobs/helper"), testkit.Image(t, v1.Platform{OS: "unknown", Architecture: "unknown"}, 64, 1), att.Platform)
 			d.Annotations = att.Annotations
 			*att = d
-		}, runErr: `image helper: attestation manifest %s from ` + job + `: has no subject, its index entry says it is about %[3]s; merge the part files`},
+		}, runErr: `image helper: attestation manifest %s from ` + job + `: holds no in-toto statement, its index entry says it is about %[3]s; merge the part files`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFanOut(t, "linux/amd64,linux/arm64", true, "helper")
