@@ -1,10 +1,7 @@
 package attest
 
 import (
-	"crypto/sha256"
 	"debug/buildinfo"
-	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -91,20 +88,6 @@ func compiled(m *debug.Module) goModule {
 }
 
 func (m goModule) purl() purl { return golangPurl(m.path, m.version, "") }
-
-// h1SHA256 turns a go.sum hash "h1:BASE64" into the hex of its SHA-256, the
-// form SPDX checksums take (as syft does); "" when sum is not an h1 hash.
-func h1SHA256(sum string) string {
-	b64, ok := strings.CutPrefix(sum, "h1:")
-	if !ok {
-		return ""
-	}
-	b, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil || len(b) != sha256.Size {
-		return ""
-	}
-	return hex.EncodeToString(b)
-}
 
 // goVersion splits a build info Go version ("go1.26.8", maybe followed by
 // " X:experiment") into the version as written and the bare release

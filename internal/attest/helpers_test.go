@@ -154,3 +154,13 @@ func testImage(t testing.TB, p v1.Platform) Image {
 		},
 	}
 }
+
+// moduleHash is the locator of p's GoModuleHashRef externalRef, "" if none.
+func moduleHash(p *spdx.Package) string {
+	for _, r := range p.PackageExternalReferences {
+		if r.Category == "OTHER" && r.RefType == GoModuleHashRef {
+			return r.Locator
+		}
+	}
+	return ""
+}

@@ -71,10 +71,14 @@ func (im Image) subject() resourceDescriptor {
 
 // Base is a base image a platform image was built on.
 type Base struct {
-	// Ref is the reference as written in the Dockerfile or on the command
-	// line ("registry.example.com/base/helper:alpine", "oci:DIR:TAG");
+	// Ref is the registry reference as written in the Dockerfile or on the
+	// command line ("registry.example.com/base/helper:alpine"); for a base
+	// from an OCI layout or archive (Layout), the entry's ref name
+	// ("gitlab-runner-helper:v17.10.0") or digest, never the host path.
 	// "" and "scratch" mean no base.
 	Ref string
+	// Layout says Ref names an entry of an OCI layout or archive.
+	Layout bool
 	// Digest is the base's platform manifest digest: what the image's
 	// org.opencontainers.image.base.digest annotation holds.
 	Digest v1.Hash
@@ -84,11 +88,24 @@ type Base struct {
 func (b Base) none() bool { return b.Ref == "" || b.Ref == "scratch" }
 
 // purl is the base's pkg:oci purl for platform p. A registry reference
-// gives the name, repository_url and tag; a layout or archive only its
-// file name and tag.
+// gives the name, repository_url and tag; a layout's entry its ref name
+// (NAME:TAG: the name's last element and the tag; a ref name without
+// ":" is a tag of a base called "base"), or "base" alone for an entry
+// named by digest.
 func (b Base) purl(p v1.Platform) (purl, error) {
 	if b.Digest == (v1.Hash{}) {
 		return purl{}, fmt.Errorf("base %s: no digest", b.Ref)
+	}
+	if b.Layout {
+		n, tag := "base", ""
+		switch repo, t, ok := strings.Cut(b.Ref, ":"); {
+		case strings.HasPrefix(b.Ref, "sha256:"):
+		case ok:
+			n, tag = path.Base(repo), t
+		default:
+			tag = b.Ref
+		}
+		return ociPurl(n, "", tag, b.Digest, &p), nil
 	}
 	ref, err := imageref.Parse(b.Ref, nil)
 	if err != nil {

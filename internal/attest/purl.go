@@ -21,7 +21,10 @@ type purl struct {
 
 // String encodes p in the canonical form: every part percent-encoded
 // except unreserved characters and ":" (which the spec leaves as is),
-// namespace and subpath segment by segment, qualifiers sorted by key.
+// namespace and subpath segment by segment, qualifiers sorted by key and
+// "/" left as is in their values (repository_url=registry.example.com/group,
+// as the purl-spec's test suite and packageurl-python write it;
+// packageurl-go v0.1.7 encodes it as %2F).
 func (p purl) String() string {
 	var b strings.Builder
 	b.WriteString("pkg:")
@@ -51,7 +54,7 @@ func (p purl) String() string {
 		}
 		b.WriteString(strings.ToLower(k))
 		b.WriteByte('=')
-		b.WriteString(escapePurl(p.Qualifiers[k]))
+		b.WriteString(escapeQualifier(p.Qualifiers[k]))
 	}
 	if p.Subpath != "" {
 		b.WriteByte('#')
@@ -62,6 +65,15 @@ func (p purl) String() string {
 
 func escapeSegments(s string) string {
 	segs := strings.Split(strings.Trim(s, "/"), "/")
+	for i, seg := range segs {
+		segs[i] = escapePurl(seg)
+	}
+	return strings.Join(segs, "/")
+}
+
+// escapeQualifier is escapePurl keeping "/" too.
+func escapeQualifier(s string) string {
+	segs := strings.Split(s, "/")
 	for i, seg := range segs {
 		segs[i] = escapePurl(seg)
 	}

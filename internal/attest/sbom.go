@@ -219,16 +219,17 @@ func (b *sbomBuilder) addBinary(imgID string, bin Binary) {
 	})
 	for _, m := range mods {
 		pu := m.purl()
-		var sums []spdxChecksum
-		if h := h1SHA256(m.sum); h != "" {
-			sums = []spdxChecksum{{Algorithm: "SHA256", ChecksumValue: h}}
+		refs := purlRef(pu)
+		if m.sum != "" {
+			// Go's h1: hash (go.sum) is a SHA-256 over the module's file
+			// list, not of any file: no SPDX checksum, which names a file's.
+			refs = append(refs, spdxExternalRef{ReferenceCategory: "OTHER", ReferenceType: GoModuleHashRef, ReferenceLocator: m.sum})
 		}
 		id := b.add("Package", m.path+"-"+m.version, "golang|"+pu.String()+"|"+m.sum+"|"+m.comment, spdxPackage{
 			Name:                  m.path,
 			VersionInfo:           m.version,
-			Checksums:             sums,
 			Comment:               m.comment,
-			ExternalRefs:          purlRef(pu),
+			ExternalRefs:          refs,
 			PrimaryPackagePurpose: "LIBRARY",
 		})
 		b.relate(binID, "DEPENDS_ON", id)

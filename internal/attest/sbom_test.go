@@ -55,7 +55,7 @@ func TestSBOMGoModules(t *testing.T) {
 		mainVersion  string
 		wantPurl     string
 		wantVersion  string
-		wantChecksum string // hex; "" for none
+		wantSum      string // the h1: hash the SBOM names; "" for none
 		wantComment  string
 		wantBinPurl  string
 	}{
@@ -64,14 +64,14 @@ func TestSBOMGoModules(t *testing.T) {
 			dep:          &debug.Module{Path: "github.com/planetscale/vtprotobuf", Version: "v0.6.1-0.20240319094008-0393e58bdf10", Sum: vtprotoSum},
 			wantPurl:     "pkg:golang/github.com/planetscale/vtprotobuf@v0.6.1-0.20240319094008-0393e58bdf10",
 			wantVersion:  "v0.6.1-0.20240319094008-0393e58bdf10",
-			wantChecksum: "18508a826a74b5e714274b09bafe29cd80aa4bdf911929f9d8cdc55303ecfaea",
+			wantSum:      vtprotoSum,
 		},
 		{
 			name:         "+incompatible",
 			dep:          &debug.Module{Path: "github.com/docker/cli", Version: "v29.8.2+incompatible", Sum: cliSum},
 			wantPurl:     "pkg:golang/github.com/docker/cli@v29.8.2%2Bincompatible",
 			wantVersion:  "v29.8.2+incompatible",
-			wantChecksum: "db381d16ea05b2dd93f34a12e36be1286c64774251a37d3978810a4ecc51ee94",
+			wantSum:      cliSum,
 		},
 		{
 			name: "replaced by another module version",
@@ -79,7 +79,7 @@ func TestSBOMGoModules(t *testing.T) {
 				Replace: &debug.Module{Path: "example.com/fork/go-units", Version: "v0.5.0", Sum: unitsSum}},
 			wantPurl:     "pkg:golang/example.com/fork/go-units@v0.5.0",
 			wantVersion:  "v0.5.0",
-			wantChecksum: "ebdaf15dc064dbb4af49a6b14ed2e1ffc9657070fcbd81d3ed649d459fe3bebe",
+			wantSum:      unitsSum,
 			wantComment:  "replaces github.com/docker/go-units v0.4.0",
 		},
 		{
@@ -107,7 +107,7 @@ func TestSBOMGoModules(t *testing.T) {
 			mainVersion:  "v17.10.0",
 			wantPurl:     "pkg:golang/golang.org/x/sync@v0.25.0",
 			wantVersion:  "v0.25.0",
-			wantChecksum: "7499e27ebd27315f3f4819c1bdda387921869eb7373b8145c7a22abed2dc991b",
+			wantSum:      syncSum,
 			wantBinPurl:  "pkg:golang/gitlab.com/gitlab-org/gitlab-runner@v17.10.0#apps/gitlab-runner-helper",
 		},
 	}
@@ -125,13 +125,9 @@ func TestSBOMGoModules(t *testing.T) {
 			mod := spdxPkg(t, d, tt.wantPurl)
 			assert.Equal(t, tt.wantVersion, mod.PackageVersion)
 			assert.Equal(t, tt.wantComment, mod.PackageComment)
-			if tt.wantChecksum == "" {
-				assert.Empty(t, mod.PackageChecksums)
-			} else {
-				require.Len(t, mod.PackageChecksums, 1)
-				assert.Equal(t, "SHA256", string(mod.PackageChecksums[0].Algorithm))
-				assert.Equal(t, tt.wantChecksum, mod.PackageChecksums[0].Value)
-			}
+			// Go's h1: hash is no file's SHA-256: an externalRef, no checksum.
+			assert.Empty(t, mod.PackageChecksums)
+			assert.Equal(t, tt.wantSum, moduleHash(mod))
 
 			wantBin := cmpOr(tt.wantBinPurl, "pkg:golang/gitlab.com/gitlab-org/gitlab-runner#apps/gitlab-runner-helper")
 			bp := spdxPkg(t, d, wantBin)

@@ -70,6 +70,11 @@ const (
 	spdxNamespaceBase = "https://github.com/helperbuild/helperbuild/spdx/"
 )
 
+// GoModuleHashRef is the SPDX externalRef type (category OTHER) whose
+// locator is a Go module's hash as go.sum records it ("h1:" and the
+// base64 of a SHA-256 over the module's file names and their hashes).
+const GoModuleHashRef = "go-module-hash"
+
 // purlRef is a purl as an SPDX external reference.
 func purlRef(p purl) []spdxExternalRef {
 	return []spdxExternalRef{{ReferenceCategory: "PACKAGE-MANAGER", ReferenceType: "purl", ReferenceLocator: p.String()}}
