@@ -190,7 +190,7 @@ func TestSBOMGolden(t *testing.T) {
 	assert.Equal(t, "helperbuild-v0.9.0", d.CreationInfo.Creators[0].Creator)
 
 	img := spdxPkg(t, d, "pkg:oci/gitlab-runner-helper@"+spec.Image.Manifest.Digest.String()+"?arch=arm&os=linux&variant=v7")
-	base := spdxPkg(t, d, "pkg:oci/runner-helper@"+spec.Base.Digest.String()+"?arch=arm&os=linux&repository_url=registry.example.com%2Fbase%2Frunner-helper&tag=alpine&variant=v7")
+	base := spdxPkg(t, d, "pkg:oci/runner-helper@"+spec.Base.Digest.String()+"?arch=arm&os=linux&repository_url=registry.example.com/base/runner-helper&tag=alpine&variant=v7")
 	assert.Equal(t, "CONTAINER", img.PrimaryPackagePurpose)
 	assert.Equal(t, spec.Base.Digest.String(), base.PackageVersion)
 	var osPkg string
