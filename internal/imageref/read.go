@@ -21,6 +21,24 @@ type Artifact struct {
 	Digest v1.Hash
 	Index  v1.ImageIndex
 	Image  v1.Image
+	// RefName is, for a layout or archive, the chosen entry's
+	// org.opencontainers.image.ref.name ("" when it has none).
+	RefName string
+}
+
+// Name is how a release records the artifact as a base, in its images'
+// org.opencontainers.image.base.name and its attestations: a registry
+// reference as written; for a layout or archive, whose path is a host's
+// and would make the record differ from one directory or machine to the
+// next, the entry's org.opencontainers.image.ref.name, else its digest.
+func (a *Artifact) Name() string {
+	switch {
+	case a.Ref.Transport != Layout && a.Ref.Transport != Archive:
+		return a.Ref.String()
+	case a.RefName != "":
+		return a.RefName
+	}
+	return a.Digest.String()
 }
 
 // Pinned returns the reference with its digest, e.g. "reg/repo@sha256:..."
@@ -125,7 +143,7 @@ func readLayout(ref Ref, dir string, blobs *Blobs) (*Artifact, error) {
 		}
 		return nil, fmt.Errorf("%s: no entry named %q in the layout (it has %q)", ref, ref.Tag, names)
 	}
-	a := &Artifact{Ref: ref, Digest: chosen.Digest}
+	a := &Artifact{Ref: ref, Digest: chosen.Digest, RefName: chosen.Annotations[specsv1.AnnotationRefName]}
 	switch {
 	case chosen.MediaType.IsIndex():
 		a.Index, err = idx.ImageIndex(chosen.Digest)

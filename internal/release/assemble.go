@@ -8,6 +8,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
+	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/layer"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
@@ -263,7 +264,9 @@ func (a *assembler) attestUnit(ctx context.Context, i, j int, img v1.Image, entr
 			return nil, err
 		}
 		f.os = os
-		f.base = attest.Base{Ref: pinnedName(a.bases.get(u.baseRef)), Digest: u.baseDig}
+		ba := a.bases.get(u.baseRef)
+		f.base = attest.Base{Ref: pinnedName(ba), Digest: u.baseDig,
+			Layout: ba != nil && (ba.Ref.Transport == imageref.Layout || ba.Ref.Transport == imageref.Archive)}
 	}
 	return a.attest.attestUnit(img, u.platform, f)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
@@ -32,6 +34,16 @@ import (
 func alpineLike(t *testing.T, archs ...string) string {
 	t.Helper()
 	host := testkit.Registry(t)
+	ref := host + "/base/alpine:3"
+	r, err := name.ParseReference(ref)
+	require.NoError(t, err)
+	require.NoError(t, remote.WriteIndex(r, alpineIndex(t, archs...)))
+	return ref
+}
+
+// alpineIndex is alpineLike's index.
+func alpineIndex(t *testing.T, archs ...string) v1.ImageIndex {
+	t.Helper()
 	var idx v1.ImageIndex = empty.Index
 	for _, a := range archs {
 		p, err := platform.Parse(a)
@@ -50,11 +62,7 @@ func alpineLike(t *testing.T, archs ...string) string {
 		require.NoError(t, err)
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &p}})
 	}
-	ref := host + "/base/alpine:3"
-	r, err := name.ParseReference(ref)
-	require.NoError(t, err)
-	require.NoError(t, remote.WriteIndex(r, idx))
-	return ref
+	return idx
 }
 
 func attestPlan(t *testing.T, base string) *recipe.Plan {
@@ -184,4 +192,32 @@ func TestBuildProvenanceMaxRecordsTheRun(t *testing.T) {
 	second := run(time.Unix(1800000060, 0))
 	assert.NotEqual(t, first.Images[0].Digest, second.Images[0].Digest, "max: another run, another index digest")
 	assert.Equal(t, first.Images[0].Platforms[0].Digest, second.Images[0].Platforms[0].Digest, "the image itself is the same")
+}
+
+// TestAttestedLayoutBaseIsPortable: the same build on a base from an OCI
+// layout in two directories gives the same index, attestations included:
+// the base is recorded by the layout's ref name, never by its path.
+func TestAttestedLayoutBaseIsPortable(t *testing.T) {
+	idx := alpineIndex(t, "linux/amd64", "linux/arm64")
+	var digests []v1.Hash
+	for range 2 {
+		dir := filepath.Join(t.TempDir(), "somewhere", "base-layout")
+		lp, err := layout.Write(dir, empty.Index)
+		require.NoError(t, err)
+		require.NoError(t, lp.AppendIndex(idx, layout.WithAnnotations(map[string]string{specsv1.AnnotationRefName: "alpine:3"})))
+		res, err := Build(context.Background(), attestPlan(t, "oci:"+dir+":alpine:3"), attestOptions(t, AttestIndex))
+		require.NoError(t, err)
+		img := res.Images[0]
+		digests = append(digests, img.Digest)
+		assert.Equal(t, "alpine:3", img.BaseName, "the layout's ref name, as org.opencontainers.image.base.name")
+		for _, p := range img.Platforms {
+			for _, doc := range [][]byte{p.Attestation.SBOM.JSON, p.Attestation.Provenance.JSON} {
+				assert.NotContains(t, string(doc), dir, "no host path")
+				assert.NotContains(t, string(doc), "oci:", "no layout reference")
+			}
+			assert.Contains(t, string(p.Attestation.Provenance.JSON), `"uri":"pkg:oci/alpine@sha256:`)
+			assert.Contains(t, string(p.Attestation.Provenance.JSON), `"name":"alpine:3"}`)
+		}
+	}
+	assert.Equal(t, digests[0], digests[1])
 }

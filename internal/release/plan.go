@@ -165,10 +165,12 @@ func fetchBases(plan *recipe.Plan, units [][]unit, b *bases) error {
 // baseFetches bounds the base manifest and config requests in flight.
 const baseFetches = 8
 
-// pinnedName is how a base appears in annotations: the reference as written.
+// pinnedName is how a base appears in annotations and attestations: the
+// registry reference as written, a layout's entry by its ref name or
+// digest (never a host path: imageref.Artifact.Name).
 func pinnedName(a *imageref.Artifact) string {
 	if a == nil {
 		return ""
 	}
-	return a.Ref.String()
+	return a.Name()
 }
