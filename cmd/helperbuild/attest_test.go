@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -170,4 +171,53 @@ func TestVerifyAttestations(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	code, stdout, stderr = run(t, baseEnv(), "verify", "--attestations", "--platforms", "linux/amd64,linux/arm64", host+"/group/hello:v1")
 	assert.Equal(t, 0, code, "%s\n%s", stdout, stderr)
+}
+
+// TestProvenanceNamesTheSource: outside CI, in a checkout whose origin is
+// a local path and whose HEAD is tagged, built from a subdirectory, the
+// provenance names the source by its file: URI at the tag, and the
+// package relative to the repository's root with the flags as given.
+func TestProvenanceNamesTheSource(t *testing.T) {
+	mod := helloModule(t)
+	root := filepath.Dir(mod)
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-c", "user.email=a@b", "-c", "user.name=a"}, args...)...)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %s: %s", args, out)
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	git("add", ".")
+	git("commit", "-q", "-m", "x")
+	git("tag", "v1.2.3")
+	git("remote", "add", "origin", "../upstream.git")
+	head := git("rev-parse", "HEAD")
+	attDir := filepath.Join(t.TempDir(), "att")
+	code, _, stderr := run(t, baseEnv(), "build", "--platforms", "linux/amd64", "--base", "scratch",
+		"--output", "oci:"+filepath.Join(t.TempDir(), "oci"), "--attest-dir", attDir,
+		"--binary-name", "hi", "--ldflags", "-X main.version={{.Version}}", "./cmd/hello")
+	require.Equal(t, 0, code, stderr)
+	data, err := os.ReadFile(filepath.Join(attDir, "hi", "linux-amd64", "provenance.intoto.json"))
+	require.NoError(t, err)
+	var st struct {
+		Predicate struct {
+			BuildDefinition struct {
+				ExternalParameters   map[string]any `json:"externalParameters"`
+				ResolvedDependencies []struct {
+					URI    string            `json:"uri"`
+					Digest map[string]string `json:"digest"`
+				} `json:"resolvedDependencies"`
+			} `json:"buildDefinition"`
+		} `json:"predicate"`
+	}
+	require.NoError(t, json.Unmarshal(data, &st))
+	bd := st.Predicate.BuildDefinition
+	wantSource := "git+file://" + filepath.Join(filepath.Dir(root), "upstream.git") + "@refs/tags/v1.2.3"
+	assert.Equal(t, wantSource, bd.ExternalParameters["source"])
+	assert.Equal(t, map[string]any{"path": filepath.Base(mod) + "/cmd/hello", "binaryName": "hi",
+		"ldflags": "-X main.version={{.Version}}", "base": "scratch"}, bd.ExternalParameters["package"])
+	require.NotEmpty(t, bd.ResolvedDependencies)
+	assert.Equal(t, wantSource, bd.ResolvedDependencies[0].URI)
+	assert.Equal(t, head, bd.ResolvedDependencies[0].Digest["gitCommit"])
 }

@@ -82,6 +82,22 @@ type Recipe struct {
 	Digest v1.Hash
 }
 
+// Package is the Go main package of a config-free release, as the user
+// asked for it: external parameters the recipe holds in recipe mode.
+type Package struct {
+	// Path is the main package's directory relative to the source root
+	// ("apps/gitlab-runner-helper").
+	Path string
+	// BinaryName is --binary-name as given ("" when it was not).
+	BinaryName string
+	// LDFlags is --ldflags as given, before templating (the rendered
+	// flags are internalParameters.ldflags).
+	LDFlags string
+	// Base is --base: a registry reference, a layout entry's ref name or
+	// digest (never its host path), or scratch.
+	Base string
+}
+
 // CI is the GitLab CI job a release runs in, from its predefined variables.
 // Zero outside CI.
 type CI struct {
@@ -125,6 +141,7 @@ type ProvenanceSpec struct {
 	// external parameters: what the user asked for.
 	Source    Source
 	Recipe    Recipe
+	Package   *Package      // config-free mode; nil with a recipe
 	Images    []string      // every image of the release, by name
 	Platforms []v1.Platform // every platform of the release
 	Version   string
@@ -156,11 +173,19 @@ type slsaBuildDefinition struct {
 }
 
 type externalParameters struct {
-	Source    string      `json:"source,omitempty"`
-	Recipe    *recipeFile `json:"recipe,omitempty"`
-	Images    []string    `json:"images"`
-	Platforms []string    `json:"platforms"`
-	Version   string      `json:"version,omitempty"`
+	Source    string         `json:"source,omitempty"`
+	Recipe    *recipeFile    `json:"recipe,omitempty"`
+	Package   *packageParams `json:"package,omitempty"`
+	Images    []string       `json:"images"`
+	Platforms []string       `json:"platforms"`
+	Version   string         `json:"version,omitempty"`
+}
+
+type packageParams struct {
+	Path       string `json:"path"`
+	BinaryName string `json:"binaryName,omitempty"`
+	LDFlags    string `json:"ldflags,omitempty"`
+	Base       string `json:"base"`
 }
 
 type recipeFile struct {
@@ -216,6 +241,9 @@ func Provenance(spec ProvenanceSpec) (Statement, error) {
 	}
 	if spec.Recipe.Path != "" {
 		ext.Recipe = &recipeFile{Path: spec.Recipe.Path, Digest: digestSet(spec.Recipe.Digest)}
+	}
+	if pk := spec.Package; pk != nil {
+		ext.Package = &packageParams{Path: pk.Path, BinaryName: pk.BinaryName, LDFlags: pk.LDFlags, Base: pk.Base}
 	}
 	var deps []resourceDescriptor
 	if spec.Source.Commit != "" {
@@ -284,6 +312,10 @@ func (spec ProvenanceSpec) check() error {
 		return fmt.Errorf("source revision %q is not a full git commit id (40 lowercase hex digits); pass --revision the output of git rev-parse HEAD", spec.Source.Commit)
 	case spec.Recipe.Path != "" && (path.IsAbs(spec.Recipe.Path) || spec.Recipe.Digest == (v1.Hash{})):
 		return fmt.Errorf("recipe %q: want a path relative to the source root and the file's digest", spec.Recipe.Path)
+	case spec.Package != nil && spec.Recipe.Path != "":
+		return fmt.Errorf("a recipe and a config-free package: one release is either")
+	case spec.Package != nil && (spec.Package.Path == "" || path.IsAbs(spec.Package.Path) || spec.Package.Base == ""):
+		return fmt.Errorf("package %q on base %q: want the main package's directory relative to the source root and the base", spec.Package.Path, spec.Package.Base)
 	case spec.Mode == ProvenanceMax && (spec.Run.Started.IsZero() || spec.Run.Finished.IsZero()):
 		return fmt.Errorf("provenance max needs the run's start and finish times")
 	}

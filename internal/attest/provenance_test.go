@@ -199,3 +199,27 @@ func TestProvenanceEncoding(t *testing.T) {
 	assert.Equal(t, []string{"_type", "subject", "predicateType", "predicate"}, top)
 	assert.NotContains(t, string(s.JSON), `\u0026`)
 }
+
+// A config-free release records what the user asked for: the package,
+// --binary-name, --ldflags as given and the base; in-toto's bindings
+// still validate it.
+func TestProvenanceConfigFree(t *testing.T) {
+	spec := provenanceSpec(t)
+	spec.Recipe = Recipe{}
+	spec.Package = &Package{Path: "apps/gitlab-runner-helper", BinaryName: "gitlab-runner-helper",
+		LDFlags: "-X example.com/common.VERSION={{.Version}}", Base: "registry.example.com/base/runner-helper:alpine"}
+	st, err := Provenance(spec)
+	require.NoError(t, err)
+	p := parseProvenance(t, st)
+	ext := p.GetBuildDefinition().GetExternalParameters().AsMap()
+	assert.Equal(t, map[string]any{"path": "apps/gitlab-runner-helper", "binaryName": "gitlab-runner-helper",
+		"ldflags": "-X example.com/common.VERSION={{.Version}}", "base": "registry.example.com/base/runner-helper:alpine"}, ext["package"])
+	assert.NotContains(t, ext, "recipe")
+
+	spec.Package.Path = "/home/me/src/apps/x"
+	_, err = Provenance(spec)
+	assert.ErrorContains(t, err, "relative to the source root")
+	spec.Package.Path, spec.Recipe = "apps/x", Recipe{Path: "helperbuild.yaml", Digest: hash(t, "recipe")}
+	_, err = Provenance(spec)
+	assert.ErrorContains(t, err, "a recipe and a config-free package")
+}

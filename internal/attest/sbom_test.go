@@ -50,37 +50,37 @@ func binary(t testing.TB, path string, bi *debug.BuildInfo) Binary {
 // the version, checksum and comment it must carry.
 func TestSBOMGoModules(t *testing.T) {
 	tests := []struct {
-		name         string
-		dep          *debug.Module
-		mainVersion  string
-		wantPurl     string
-		wantVersion  string
-		wantSum      string // the h1: hash the SBOM names; "" for none
-		wantComment  string
-		wantBinPurl  string
+		name        string
+		dep         *debug.Module
+		mainVersion string
+		wantPurl    string
+		wantVersion string
+		wantSum     string // the h1: hash the SBOM names; "" for none
+		wantComment string
+		wantBinPurl string
 	}{
 		{
-			name:         "pseudo-version",
-			dep:          &debug.Module{Path: "github.com/planetscale/vtprotobuf", Version: "v0.6.1-0.20240319094008-0393e58bdf10", Sum: vtprotoSum},
-			wantPurl:     "pkg:golang/github.com/planetscale/vtprotobuf@v0.6.1-0.20240319094008-0393e58bdf10",
-			wantVersion:  "v0.6.1-0.20240319094008-0393e58bdf10",
-			wantSum:      vtprotoSum,
+			name:        "pseudo-version",
+			dep:         &debug.Module{Path: "github.com/planetscale/vtprotobuf", Version: "v0.6.1-0.20240319094008-0393e58bdf10", Sum: vtprotoSum},
+			wantPurl:    "pkg:golang/github.com/planetscale/vtprotobuf@v0.6.1-0.20240319094008-0393e58bdf10",
+			wantVersion: "v0.6.1-0.20240319094008-0393e58bdf10",
+			wantSum:     vtprotoSum,
 		},
 		{
-			name:         "+incompatible",
-			dep:          &debug.Module{Path: "github.com/docker/cli", Version: "v29.8.2+incompatible", Sum: cliSum},
-			wantPurl:     "pkg:golang/github.com/docker/cli@v29.8.2%2Bincompatible",
-			wantVersion:  "v29.8.2+incompatible",
-			wantSum:      cliSum,
+			name:        "+incompatible",
+			dep:         &debug.Module{Path: "github.com/docker/cli", Version: "v29.8.2+incompatible", Sum: cliSum},
+			wantPurl:    "pkg:golang/github.com/docker/cli@v29.8.2%2Bincompatible",
+			wantVersion: "v29.8.2+incompatible",
+			wantSum:     cliSum,
 		},
 		{
 			name: "replaced by another module version",
 			dep: &debug.Module{Path: "github.com/docker/go-units", Version: "v0.4.0",
 				Replace: &debug.Module{Path: "example.com/fork/go-units", Version: "v0.5.0", Sum: unitsSum}},
-			wantPurl:     "pkg:golang/example.com/fork/go-units@v0.5.0",
-			wantVersion:  "v0.5.0",
-			wantSum:      unitsSum,
-			wantComment:  "replaces github.com/docker/go-units v0.4.0",
+			wantPurl:    "pkg:golang/example.com/fork/go-units@v0.5.0",
+			wantVersion: "v0.5.0",
+			wantSum:     unitsSum,
+			wantComment: "replaces github.com/docker/go-units v0.4.0",
 		},
 		{
 			name: "replaced by a directory",
@@ -102,13 +102,13 @@ func TestSBOMGoModules(t *testing.T) {
 			wantVersion: "v0.25.0",
 		},
 		{
-			name:         "tagged main module",
-			dep:          &debug.Module{Path: "golang.org/x/sync", Version: "v0.25.0", Sum: syncSum},
-			mainVersion:  "v17.10.0",
-			wantPurl:     "pkg:golang/golang.org/x/sync@v0.25.0",
-			wantVersion:  "v0.25.0",
-			wantSum:      syncSum,
-			wantBinPurl:  "pkg:golang/gitlab.com/gitlab-org/gitlab-runner@v17.10.0#apps/gitlab-runner-helper",
+			name:        "tagged main module",
+			dep:         &debug.Module{Path: "golang.org/x/sync", Version: "v0.25.0", Sum: syncSum},
+			mainVersion: "v17.10.0",
+			wantPurl:    "pkg:golang/golang.org/x/sync@v0.25.0",
+			wantVersion: "v0.25.0",
+			wantSum:     syncSum,
+			wantBinPurl: "pkg:golang/gitlab.com/gitlab-org/gitlab-runner@v17.10.0#apps/gitlab-runner-helper",
 		},
 	}
 	for _, tt := range tests {

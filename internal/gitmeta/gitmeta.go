@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +22,11 @@ type Info struct {
 	Branch     string    // current branch, empty when detached
 	CommitTime time.Time // committer time of HEAD; zero if unknown
 	Remote     string    // origin URL without credentials, as https when it was scp-like
+	// RemoteURI is Remote, or, for an origin that is a local path, its
+	// file: URI (absolute): a URI names the source even then.
+	RemoteURI string
+	Toplevel  string   // the work tree's root directory (git rev-parse --show-toplevel)
+	Tags      []string // the tags pointing at HEAD, sorted
 }
 
 // Field names one field of Info, for Read's want.
@@ -32,8 +39,10 @@ const (
 	Branch
 	CommitTime
 	Remote
+	Toplevel
+	Tags
 
-	All = Version | Revision | Branch | CommitTime | Remote
+	All = Version | Revision | Branch | CommitTime | Remote | Toplevel | Tags
 )
 
 // Read asks git about dir for the fields in want, each with its own git
@@ -67,9 +76,38 @@ func Read(ctx context.Context, dir string, want Field) Info {
 			info.CommitTime = time.Unix(sec, 0).UTC()
 		}
 	})
-	ask(Remote, func() { info.Remote = CleanRemote(run("config", "--get", "remote.origin.url")) })
+	ask(Remote, func() {
+		raw := run("config", "--get", "remote.origin.url")
+		info.Remote = CleanRemote(raw)
+		info.RemoteURI = remoteURI(raw, info.Remote, func() string { return run("rev-parse", "--show-toplevel") })
+	})
+	ask(Toplevel, func() { info.Toplevel = run("rev-parse", "--show-toplevel") })
+	ask(Tags, func() {
+		if out := run("tag", "--points-at", "HEAD"); out != "" {
+			info.Tags = strings.Fields(out)
+			slices.Sort(info.Tags)
+		}
+	})
 	wg.Wait()
 	return info
+}
+
+// remoteURI is cleaned (CleanRemote's output) when there is one; else,
+// for a remote that is a local path (absolute, or relative to the work
+// tree's root, where git runs its commands), its file: URI.
+func remoteURI(raw, cleaned string, toplevel func() string) string {
+	if cleaned != "" || raw == "" {
+		return cleaned
+	}
+	p := strings.TrimPrefix(raw, "file://")
+	if !filepath.IsAbs(p) {
+		top := toplevel()
+		if top == "" {
+			return ""
+		}
+		p = filepath.Join(top, p)
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Clean(p))}).String()
 }
 
 // CleanRemote turns a git remote into a browsable URL without credentials:

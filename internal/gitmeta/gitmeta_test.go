@@ -3,6 +3,7 @@ package gitmeta
 import (
 	"context"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -57,8 +58,21 @@ func TestRead(t *testing.T) {
 	assert.Equal(t, "main", info.Branch)
 	assert.Equal(t, "2024-01-02T03:04:05Z", info.CommitTime.Format(time.RFC3339))
 	assert.Equal(t, "https://gitlab.example.com/g/p", info.Remote)
+	assert.Equal(t, "https://gitlab.example.com/g/p", info.RemoteURI)
+	assert.Equal(t, []string{"v1.2.3"}, info.Tags)
+	real, err := filepath.EvalSymlinks(dir)
+	require.NoError(t, err)
+	assert.Equal(t, real, info.Toplevel)
 
 	// Only what is asked for.
-	assert.Equal(t, Info{Branch: "main", Remote: "https://gitlab.example.com/g/p"}, Read(ctx, dir, Branch|Remote))
+	assert.Equal(t, Info{Branch: "main", Remote: "https://gitlab.example.com/g/p", RemoteURI: "https://gitlab.example.com/g/p"}, Read(ctx, dir, Branch|Remote))
 	assert.Equal(t, Info{}, Read(ctx, dir, 0))
+
+	// A remote that is a local path has no browsable URL, but a file: URI.
+	git("remote", "set-url", "origin", "../upstream.git")
+	info = Read(ctx, dir, Remote)
+	assert.Empty(t, info.Remote)
+	assert.Equal(t, "file://"+filepath.Join(filepath.Dir(dir), "upstream.git"), info.RemoteURI)
+	git("remote", "set-url", "origin", "/srv/git/p.git")
+	assert.Equal(t, "file:///srv/git/p.git", Read(ctx, dir, Remote).RemoteURI)
 }

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os/exec"
@@ -53,6 +54,9 @@ type Attest struct {
 	// helperbuild.yaml, relative to the source root.
 	Source attest.Source
 	Recipe attest.Recipe
+	// Package is the config-free release's main package as asked for
+	// (its Base is filled in per image); nil with a recipe.
+	Package *attest.Package
 	// CI is the GitLab CI job, zero outside CI.
 	CI attest.CI
 	// HelperbuildVersion names the tool in both documents.
@@ -269,6 +273,11 @@ func (a *attestor) attestUnit(img v1.Image, p v1.Platform, f unitFacts) (*Attest
 	}
 	if f.base.Digest != (v1.Hash{}) {
 		spec.Bases = []attest.Base{f.base}
+	}
+	if a.opts.Package != nil {
+		pk := *a.opts.Package
+		pk.Base = cmp.Or(f.base.Ref, "scratch")
+		spec.Package = &pk
 	}
 	if a.opts.Provenance == attest.ProvenanceMax {
 		spec.Run = attest.Run{Started: a.started, Finished: a.opts.Now()}

@@ -57,7 +57,7 @@ func Prepare(ctx context.Context, req Request) (*Prepared, error) {
 		return nil, err
 	}
 	p := &Prepared{Request: req, Meta: meta, Dest: dest}
-	if err := p.prepareAttest(cfg); err != nil {
+	if err := p.prepareAttest(ctx, cfg, dir); err != nil {
 		return nil, err
 	}
 	if err := p.prepareCacheDir(); err != nil {

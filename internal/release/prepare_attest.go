@@ -1,12 +1,16 @@
 package release
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
+	"github.com/helperbuild/helperbuild/internal/gitmeta"
+	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/outfile"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/recipe"
@@ -16,8 +20,9 @@ var fullCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 // prepareAttest turns the request's attestation settings, its CI job and
 // the release metadata into AttestOptions, failing before anything
-// compiles; cfg is the recipe read (nil in config-free mode).
-func (p *Prepared) prepareAttest(cfg *recipe.Config) error {
+// compiles; cfg is the recipe read (nil in config-free mode), dir the
+// directory git is asked about.
+func (p *Prepared) prepareAttest(ctx context.Context, cfg *recipe.Config, dir string) error {
 	a := p.Attest
 	mode, err := ParseAttestMode(a.Mode)
 	if err != nil {
@@ -46,19 +51,24 @@ func (p *Prepared) prepareAttest(cfg *recipe.Config) error {
 		}
 	}
 	ci := p.CI
+	git := gitmeta.Read(ctx, dir, gitmeta.Toplevel|gitmeta.Tags|gitmeta.Revision|gitmeta.Branch|gitmeta.Remote)
+	root := first(git.Toplevel, ci.ProjectDir)
 	p.AttestOptions = Attest{
 		Mode:               mode,
 		Provenance:         prov,
-		Source:             ci.attestSource(p.Meta.Source, p.Meta.Revision),
+		Source:             attest.Source{URL: first(p.Meta.Source, git.RemoteURI), Ref: ci.sourceRef(p.Meta, git), Commit: p.Meta.Revision},
 		CI:                 ci.attest(),
 		HelperbuildVersion: p.HelperbuildVersion,
 	}
 	if cfg != nil {
-		rec, err := recipeOf(ci.ProjectDir, first(p.Config, "helperbuild.yaml"))
+		rec, err := recipeOf(root, first(p.Config, "helperbuild.yaml"))
 		if err != nil {
 			return err
 		}
 		p.AttestOptions.Recipe = rec
+	} else {
+		p.AttestOptions.Package = &attest.Package{Path: underRoot(root, filepath.Join(dir, p.Package.Main)),
+			BinaryName: p.Package.BinaryName, LDFlags: p.Package.Ldflags}
 	}
 	if p.ByDigest && mode == AttestReferrers {
 		// A job writes no tag, and the fallback tags are written with the
@@ -68,26 +78,62 @@ func (p *Prepared) prepareAttest(cfg *recipe.Config) error {
 	return nil
 }
 
-// recipeOf is the recipe file's path relative to the source root (root,
-// else the working directory; its name alone when it lies outside) and its
-// digest.
+// sourceRef is the git ref built: from GitLab CI's variables the tag, else
+// the branch; outside CI a tag at HEAD (the version's, if it is one), else
+// the branch checked out; "" when none is known (the commit still names
+// the source). Git's answers count only when its HEAD is the revision
+// built.
+func (c CI) sourceRef(meta manifest.Meta, git gitmeta.Info) string {
+	switch {
+	case c.CommitTag != "":
+		return "refs/tags/" + c.CommitTag
+	case c.CommitBranch != "":
+		return "refs/heads/" + c.CommitBranch
+	case git.Revision == "" || git.Revision != meta.Revision:
+	case slices.Contains(git.Tags, meta.Version):
+		return "refs/tags/" + meta.Version
+	case len(git.Tags) > 0:
+		return "refs/tags/" + git.Tags[0]
+	case git.Branch != "":
+		return "refs/heads/" + git.Branch
+	}
+	return ""
+}
+
+// recipeOf is the recipe file's path relative to the source root (root:
+// git's work tree root, else CI_PROJECT_DIR, else the working directory)
+// and its digest.
 func recipeOf(root, path string) (attest.Recipe, error) {
 	named, err := part.RecipeAt(path)
 	if err != nil {
 		return attest.Recipe{}, inputf("recipe %s: %v", path, outfile.Reason(err))
 	}
+	return attest.Recipe{Path: underRoot(root, path), Digest: named.Digest}, nil
+}
+
+// underRoot is path relative to root ("" is the working directory), in
+// slashes ("examples/gitlab-runner/helperbuild.yaml"), symlinks resolved
+// on both sides (git reports the real root); its base name alone when it
+// lies outside root.
+func underRoot(root, path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return attest.Recipe{}, err
+		return filepath.Base(path)
 	}
 	if root == "" {
 		if root, err = os.Getwd(); err != nil {
-			return attest.Recipe{}, err
+			return filepath.Base(abs)
 		}
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
 	}
 	rel, err := filepath.Rel(root, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		rel = filepath.Base(abs)
+		return filepath.Base(abs)
 	}
-	return attest.Recipe{Path: filepath.ToSlash(rel), Digest: named.Digest}, nil
+	return filepath.ToSlash(rel)
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/progress"
 )
 
@@ -146,16 +145,4 @@ func inputf(format string, args ...any) error {
 // attest is the job as a provenance names its builder.
 func (c CI) attest() attest.CI {
 	return attest.CI{ServerURL: c.ServerURL, ProjectPath: c.ProjectPath, JobURL: c.JobURL, RunnerID: c.RunnerID, RunnerVersion: c.RunnerVersion}
-}
-
-// attestSource is the provenance's source: the checkout's URL, the git ref
-// built (the CI tag, else branch) and the full commit.
-func (c CI) attestSource(url, commit string) attest.Source {
-	ref := ""
-	if c.CommitTag != "" {
-		ref = "refs/tags/" + c.CommitTag
-	} else if c.CommitBranch != "" {
-		ref = "refs/heads/" + c.CommitBranch
-	}
-	return attest.Source{URL: url, Ref: ref, Commit: commit}
 }
