@@ -92,6 +92,24 @@ func Read(ctx context.Context, dir string, want Field) Info {
 	return info
 }
 
+// ShowFile returns the file at path (slash-separated, from the work
+// tree's root) in commit, as git show COMMIT:PATH reads it in dir's
+// repository; git's message is in the error.
+func ShowFile(ctx context.Context, dir, commit, path string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", "show", commit+":"+path)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return nil, fmt.Errorf("git show %s:%s in %s: %s", commit, path, dir, msg)
+		}
+		return nil, fmt.Errorf("git show %s:%s in %s: %w", commit, path, dir, err)
+	}
+	return out, nil
+}
+
 // remoteURI is cleaned (CleanRemote's output) when there is one; else,
 // for a remote that is a local path (absolute, or relative to the work
 // tree's root, where git runs its commands), its file: URI.

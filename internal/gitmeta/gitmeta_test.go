@@ -2,6 +2,7 @@ package gitmeta
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -75,4 +76,28 @@ func TestRead(t *testing.T) {
 	assert.Equal(t, "file://"+filepath.Join(filepath.Dir(dir), "upstream.git"), info.RemoteURI)
 	git("remote", "set-url", "origin", "/srv/git/p.git")
 	assert.Equal(t, "file:///srv/git/p.git", Read(ctx, dir, Remote).RemoteURI)
+}
+
+func TestShowFile(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.email=a@b", "-c", "user.name=a"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	git("init", "-q", "-b", "main")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "helperbuild.yaml"), []byte("x: 1\n"), 0o644))
+	git("add", ".")
+	git("commit", "-q", "-m", "x")
+	got, err := ShowFile(ctx, filepath.Join(dir, "sub"), "HEAD", "sub/helperbuild.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, "x: 1\n", string(got), "the path is from the root, wherever git runs")
+	_, err = ShowFile(ctx, dir, "HEAD", "helperbuild.yaml")
+	assert.ErrorContains(t, err, "git show HEAD:helperbuild.yaml")
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/helperbuild/helperbuild/internal/gitmeta"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/sandbox"
@@ -69,6 +70,12 @@ func (t *VerifyTarget) Verify(ctx context.Context, opts verify.Options, reg Regi
 	}
 	if opts.Attestations && t.ref.Transport == imageref.Registry {
 		opts.Referrers = registry.Referrers(t.ref.Name.Context(), imgOpts)
+	}
+	if wd, err := os.Getwd(); err == nil && opts.Attestations && gitmeta.Read(ctx, wd, gitmeta.Toplevel).Toplevel != "" {
+		// The provenance's recipe is looked up in this checkout.
+		opts.SourceFile = func(ctx context.Context, commit, path string) ([]byte, error) {
+			return gitmeta.ShowFile(ctx, wd, commit, path)
+		}
 	}
 	var rep *verify.Report
 	if a.Index != nil {

@@ -97,6 +97,7 @@ func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, op
 			return nil, err
 		}
 		checks = append(checks, attestCheck(d, m.Annotations, statements, arch.files, desc == nil)...)
+		checks = append(checks, truthCheck(ctx, m.Annotations, statements, opts.SourceFile)...)
 	}
 	return checks, nil
 }

@@ -84,6 +84,11 @@ type Options struct {
 	// (OCI 1.1 referrers, from the API or the fallback tag), for
 	// Attestations when the index holds none for an image.
 	Referrers func(ctx context.Context, digest v1.Hash) ([]v1.Image, error)
+	// SourceFile, if set, reads the file at path (slash-separated,
+	// relative to the repository's root) in the source commit, for
+	// Attestations: the provenance's recipe must be there with its digest.
+	// nil: the recipe is not looked up (the check says so).
+	SourceFile func(ctx context.Context, commit, path string) ([]byte, error)
 	// Jobs bounds how many platforms are verified at once; 0 means 1.
 	Jobs int
 	// Checked, when set, returns the per-platform checks already run on the
