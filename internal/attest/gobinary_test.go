@@ -120,3 +120,50 @@ func TestReadBinaryNotGo(t *testing.T) {
 	_, err = OpenBinary("/usr/bin/x", filepath.Join(t.TempDir(), "missing"))
 	assert.ErrorContains(t, err, "binary /usr/bin/x:")
 }
+
+// The SBOM's modules of a real binary are what `go version -m` prints for
+// it, as a user would check: each dep (its replacement for a => line) with
+// its version and h1: hash, read by the go command, not by this package.
+func TestSBOMModulesAgreeWithGoVersion(t *testing.T) {
+	bin := buildHello(t)
+	cmd := exec.CommandContext(t.Context(), "go", "version", "-m", bin)
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	// go version -m: "\tdep\tPATH\tVERSION\tSUM" and, under a replaced
+	// one, "\t=>\tPATH\tVERSION\tSUM".
+	want := map[string]string{} // path@version -> sum
+	var last string
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(strings.TrimPrefix(line, "\t"), "\t")
+		switch {
+		case len(f) >= 3 && f[0] == "dep":
+			last = f[1] + "@" + f[2]
+			want[last] = strings.Join(f[3:], "")
+		case len(f) >= 2 && f[0] == "=>" && last != "":
+			delete(want, last)
+			if len(f) >= 3 && strings.HasPrefix(f[2], "v") {
+				want[f[1]+"@"+f[2]] = strings.Join(f[3:], "")
+			} else {
+				path, _, _ := strings.Cut(last, "@")
+				want[path+"@"] = "" // a directory: the path, no version, no hash
+			}
+		}
+	}
+	require.Equal(t, map[string]string{"golang.org/x/sync@v0.25.0": want["golang.org/x/sync@v0.25.0"], "example.com/local@": ""}, want,
+		"go version -m %s:\n%s", bin, out)
+	require.True(t, strings.HasPrefix(want["golang.org/x/sync@v0.25.0"], "h1:"))
+
+	b, err := OpenBinary("/usr/local/bin/hello", bin)
+	require.NoError(t, err)
+	doc, err := SBOM(SBOMSpec{Image: testImage(t, linuxV7), Binaries: []Binary{b}, Created: epoch})
+	require.NoError(t, err)
+	d := parseSPDX(t, doc)
+	got := map[string]string{}
+	for _, p := range d.Packages {
+		if p.PrimaryPackagePurpose == "LIBRARY" && p.PackageName != "stdlib" {
+			got[p.PackageName+"@"+p.PackageVersion] = moduleHash(p)
+		}
+	}
+	assert.Equal(t, want, got, "go version -m:\n%s", out)
+}
