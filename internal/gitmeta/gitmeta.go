@@ -3,6 +3,7 @@ package gitmeta
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os/exec"
@@ -92,10 +93,19 @@ func Read(ctx context.Context, dir string, want Field) Info {
 	return info
 }
 
+// ErrNoCommit is ShowFile's error when dir's repository lacks the commit.
+var ErrNoCommit = errors.New("commit not in this repository")
+
 // ShowFile returns the file at path (slash-separated, from the work
 // tree's root) in commit, as git show COMMIT:PATH reads it in dir's
-// repository; git's message is in the error.
+// repository; git's message is in the error, which is ErrNoCommit when
+// the repository does not have the commit at all.
 func ShowFile(ctx context.Context, dir, commit, path string) ([]byte, error) {
+	check := exec.CommandContext(ctx, "git", "cat-file", "-e", commit+"^{commit}")
+	check.Dir = dir
+	if check.Run() != nil {
+		return nil, fmt.Errorf("%s in %s: %w", commit, dir, ErrNoCommit)
+	}
 	cmd := exec.CommandContext(ctx, "git", "show", commit+":"+path)
 	cmd.Dir = dir
 	var stderr bytes.Buffer

@@ -100,4 +100,7 @@ func TestShowFile(t *testing.T) {
 	assert.Equal(t, "x: 1\n", string(got), "the path is from the root, wherever git runs")
 	_, err = ShowFile(ctx, dir, "HEAD", "helperbuild.yaml")
 	assert.ErrorContains(t, err, "git show HEAD:helperbuild.yaml")
+	assert.NotErrorIs(t, err, ErrNoCommit)
+	_, err = ShowFile(ctx, dir, "0123456789abcdef0123456789abcdef01234567", "sub/helperbuild.yaml")
+	assert.ErrorIs(t, err, ErrNoCommit, "another repository's commit")
 }

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"errors"
 	"context"
 	"fmt"
 	"os"
@@ -74,7 +75,11 @@ func (t *VerifyTarget) Verify(ctx context.Context, opts verify.Options, reg Regi
 	if wd, err := os.Getwd(); err == nil && opts.Attestations && gitmeta.Read(ctx, wd, gitmeta.Toplevel).Toplevel != "" {
 		// The provenance's recipe is looked up in this checkout.
 		opts.SourceFile = func(ctx context.Context, commit, path string) ([]byte, error) {
-			return gitmeta.ShowFile(ctx, wd, commit, path)
+			data, err := gitmeta.ShowFile(ctx, wd, commit, path)
+			if errors.Is(err, gitmeta.ErrNoCommit) {
+				return nil, fmt.Errorf("%w: %v", verify.ErrNoCommit, err)
+			}
+			return data, err
 		}
 	}
 	var rep *verify.Report

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -33,6 +34,11 @@ type provenanceSource struct {
 		} `json:"buildDefinition"`
 	} `json:"predicate"`
 }
+
+// ErrNoCommit is what Options.SourceFile returns (wrapped) when the
+// checkout does not have the commit: the recipe cannot be looked up there,
+// which is no failure of the image.
+var ErrNoCommit = errors.New("commit not in the checkout")
 
 // truthCheck checks that one platform image's attestations name what
 // another machine can find (part of CheckAttest): no base is named by a host path (in the image's
@@ -133,6 +139,9 @@ func checkRecipeInCommit(ctx context.Context, f *findings, p provenanceSource, s
 		return fmt.Sprintf("recipe %s not looked up: no checkout given", rec.Path)
 	}
 	data, err := sourceFile(ctx, commit, rec.Path)
+	if errors.Is(err, ErrNoCommit) {
+		return fmt.Sprintf("recipe %s not looked up: commit %.12s is not in this checkout", rec.Path, commit)
+	}
 	if err != nil {
 		f.fail(fmt.Sprintf("the provenance's recipe %s is not in commit %s: %v", rec.Path, commit, err))
 		return ""

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -34,6 +35,9 @@ func TestTruthCheck(t *testing.T) {
 			map[string]any{"buildDefinition": map[string]any{"buildType": "x", "externalParameters": ext, "resolvedDependencies": deps}})}
 	}
 	git := func(_ context.Context, c, path string) ([]byte, error) {
+		if c != commit {
+			return nil, ErrNoCommit
+		}
 		if c == commit && path == "examples/gitlab-runner/helperbuild.yaml" {
 			return recipe, nil
 		}
@@ -52,6 +56,9 @@ func TestTruthCheck(t *testing.T) {
 			sourceFile: git, wantPass: "recipe examples/gitlab-runner/helperbuild.yaml found in commit 0123456789ab with its digest"},
 		{name: "recipe path from the working directory", annotations: base, statements: []statementBlob{prov("helperbuild.yaml", "registry.example.com/base:1")},
 			sourceFile: git, wantFail: "the provenance's recipe helperbuild.yaml is not in commit " + commit},
+		{name: "another repository", annotations: base, statements: []statementBlob{prov("helperbuild.yaml", "registry.example.com/base:1")},
+			sourceFile: func(context.Context, string, string) ([]byte, error) { return nil, fmt.Errorf("x: %w", ErrNoCommit) },
+			wantPass:   "recipe helperbuild.yaml not looked up: commit 0123456789ab is not in this checkout"},
 		{name: "no checkout", annotations: base, statements: []statementBlob{prov("helperbuild.yaml", "registry.example.com/base:1")},
 			wantPass: "recipe helperbuild.yaml not looked up: no checkout given"},
 		{name: "layout base by path in the provenance", annotations: base, statements: []statementBlob{prov("", "oci:/tmp/x/layout:v1")},

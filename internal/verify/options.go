@@ -87,7 +87,8 @@ type Options struct {
 	// SourceFile, if set, reads the file at path (slash-separated,
 	// relative to the repository's root) in the source commit, for
 	// Attestations: the provenance's recipe must be there with its digest.
-	// nil: the recipe is not looked up (the check says so).
+	// nil, or an error that is ErrNoCommit: the recipe is not looked up
+	// (the check says so).
 	SourceFile func(ctx context.Context, commit, path string) ([]byte, error)
 	// Jobs bounds how many platforms are verified at once; 0 means 1.
 	Jobs int
