@@ -21,8 +21,9 @@
 //   - contract: the files, scripts, config and user GitLab Runner and its
 //     Helm chart expect (docs/gitlab-image-contract.md), "helper" or
 //     "runner", on the filesystem a runtime would present.
-//   - run: with Options.Run, each program of the own layers with --version
-//     and /bin/sh -c true, each in a sandbox of its own (internal/sandbox:
+//   - run: with Options.Run, each Go program of the own layers (build info
+//     naming a main package; never a base's busybox or coreutils) with
+//     --version and /bin/sh -c true, each in a sandbox of its own (internal/sandbox:
 //     Linux namespaces, the image as root through a throwaway overlay, no
 //     network, rlimits, the image config's environment), under qemu-user
 //     inside it (natively for amd64 on amd64); an "OS/Arch:" line must name

@@ -19,6 +19,9 @@ type elfFile struct {
 	path     string
 	src      rootfs.Source
 	goBinary bool
+	// mainPkg is a Go binary's main package path from its build info ("" when
+	// the build info names none, or for other files).
+	mainPkg string
 	// runnable: a program (ET_EXEC, or ET_DYN with an interpreter, or a Go
 	// binary) rather than a shared library that happens to have an x bit.
 	runnable bool
@@ -43,6 +46,11 @@ func (a *archCheck) check(p string, src rootfs.Source, f *os.File) {
 	defer func() { a.files = append(a.files, file) }()
 	if err := elfcheck.Check(f, a.platform); err != nil {
 		a.f.failAt(p, namePath(p, err))
+		// A Go program of the wrong architecture is still run, so that the
+		// run says what a node would.
+		if info, ok, _ := elfcheck.GoInfo(f); ok {
+			file.goBinary, file.mainPkg, file.runnable = true, info.Path, true
+		}
 		return
 	}
 	info, ok, err := elfcheck.GoInfo(f)
@@ -51,7 +59,7 @@ func (a *archCheck) check(p string, src rootfs.Source, f *os.File) {
 		return
 	}
 	if ok {
-		file.goBinary = true
+		file.goBinary, file.mainPkg = true, info.Path
 		if err := elfcheck.CheckGo(info, a.platform); err != nil {
 			a.f.failAt(p, namePath(p, err))
 		}

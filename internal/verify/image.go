@@ -81,7 +81,7 @@ func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, op
 		checks = append(checks, cc...)
 	}
 	if opts.Run {
-		rc, err := runPrograms(ctx, layers, t, cfg, p, ownELFs(t, arch.files, own), filepath.Join(opts.TempDir, strconv.Itoa(n)), opts)
+		rc, err := runPrograms(ctx, layers, t, cfg, p, ownGoPrograms(t, arch.files, own), filepath.Join(opts.TempDir, strconv.Itoa(n)), opts)
 		if err != nil {
 			return nil, fmt.Errorf("run: %w", err)
 		}
@@ -138,13 +138,16 @@ func checkAllFiles(ctx context.Context, layers []v1.Layer, t *rootfs.FS, arch *a
 	})
 }
 
-// ownELFs are the runnable ELF files of own layers still present, unchanged,
-// in the flattened tree.
-func ownELFs(t *rootfs.FS, files []elfFile, own []bool) []string {
+// ownGoPrograms are the Go programs of own layers still present, unchanged,
+// in the flattened tree: the binaries whose build info names a main package,
+// the only programs known to answer --version. A base's busybox or
+// coreutils is never among them (busybox takes "--version" for an applet
+// name and fails), also when the history cannot say which layers are own.
+func ownGoPrograms(t *rootfs.FS, files []elfFile, own []bool) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, f := range files {
-		if !f.runnable || !own[f.src.Layer] || seen[f.path] {
+		if !f.runnable || f.mainPkg == "" || !own[f.src.Layer] || seen[f.path] {
 			continue
 		}
 		if n, ok := t.Lookup(f.path); ok && n.IsRegular() && n.Source == f.src {

@@ -33,7 +33,8 @@ type Options struct {
 	// AllFiles checks every ELF executable of the flattened filesystem, not
 	// only those in the image's own layers.
 	AllFiles bool
-	// Run runs each ELF executable the own layers added with --version, and
+	// Run runs each Go program the own layers added (build info naming a
+	// main package) with --version, and
 	// /bin/sh -c true, each in a sandbox (internal/sandbox: namespaces, an
 	// overlay of the unpacked image as root, no network, rlimits), under
 	// qemu-user inside it (natively for amd64 on an amd64 host). The binary

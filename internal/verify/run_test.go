@@ -180,3 +180,30 @@ func TestLimitedBufferBoundsIOCopy(t *testing.T) {
 	assert.Equal(t, int64(1000), n)
 	assert.Len(t, b.Bytes(), 10)
 }
+
+// Without a contract, only Go programs (build info naming a main package)
+// are asked --version: a C program such as busybox or coreutils' true takes
+// it for an applet name or ignores it, and a base's tools are not the
+// image's to prove. Whether or not the history says which layers are own.
+func TestRunAsksOnlyGoProgramsForVersion(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("native runs are for amd64 hosts")
+	}
+	cTool, err := os.ReadFile("/bin/true") // a dynamically linked C program: run, it fails without its loader
+	if err != nil {
+		t.Skip("no /bin/true on this host")
+	}
+	helper := tartest.File("usr/bin/gitlab-runner-helper", 0o755, bins["amd64"])
+	want := []string{"linux/amd64: ran natively in a sandbox: /usr/bin/gitlab-runner-helper --version (OS/Arch: linux/amd64); no /bin/sh"}
+	for name, layers := range map[string][]lay{
+		"own layers":        {own(tartest.File("bin/busybox", 0o755, cTool)), own(helper)},
+		"history says none": {base(tartest.File("bin/busybox", 0o755, cTool)), base(helper)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			idx := testIndex(t, listed{amd64, testImage(t, amd64, v1.Config{}, layers...)})
+			r, err := Index(context.Background(), idx, Options{Run: true, TempDir: t.TempDir(), HostArch: "amd64"})
+			require.NoError(t, err)
+			assert.Equal(t, want, runChecks(r))
+		})
+	}
+}
