@@ -7,7 +7,16 @@
 //
 //   - user: the program is uid/gid 0 inside; outside it is OutsideID when
 //     helperbuild runs as root (no supplementary groups), else the caller's
-//     own ids. Owner says who must own the unpacked tree.
+//     own ids. Owner says who must own the unpacked tree. Root maps ids 0
+//     to MappedIDs-1 onto OutsideID+n (HostID), so a tree can keep the
+//     image's owners and Spec.User can run the program as another user
+//     (uid, gid, groups), then with no capabilities at all.
+//   - Spec.Mounts bind host files and directories in (nosuid, nodev,
+//     read-only on request), after replacing whatever the image has in the
+//     way in the overlay; Spec.Binfmt gives the sandbox a binfmt_misc of its
+//     own (Linux 6.7+) so that programs a foreign program starts run under
+//     the emulator and the host's entries never apply; Spec.Stdin feeds the
+//     program's standard input.
 //   - mount: the root is an overlay whose lower layer is Spec.Root and whose
 //     upper layer is a private tmpfs of Limits.Writable bytes, so the program
 //     may write anywhere and nothing it writes reaches Spec.Root, a later run

@@ -42,6 +42,12 @@ type initConfig struct {
 	DropGroups bool   // drop the supplementary groups (allowed for root only)
 	Limits     Limits
 	Probe      bool
+	User       *User
+	Mounts     []Mount
+	// PrivateBinfmt mounts a binfmt_misc of the sandbox's own; Binfmt is
+	// its one register line ("" for none).
+	PrivateBinfmt bool
+	Binfmt        string
 }
 
 // report is one line the init writes on fd 4.
@@ -132,6 +138,11 @@ func runInit() int {
 	if err := confine(cfg.Limits); err != nil {
 		return fail("confine", err)
 	}
+	if cfg.User != nil {
+		if err := becomeUser(*cfg.User); err != nil {
+			return fail(fmt.Sprintf("become uid %d", cfg.User.UID), err)
+		}
+	}
 	dir := cfg.Dir
 	if dir == "" {
 		dir = "/"
@@ -157,7 +168,10 @@ func runInit() int {
 // host holds what the init opened of the host's filesystem, as O_PATH
 // descriptors of mounts in its own mount namespace (mount and overlay
 // refuse those of another): the image's root and the emulator.
-type host struct{ root, emulator int }
+type host struct {
+	root, emulator int
+	mounts         []int // Spec.Mounts' sources, in order
+}
 
 // openHost opens the working directory (the image's root) and the emulator
 // while the init still has the caller's kernel uid.
@@ -171,6 +185,13 @@ func openHost(cfg initConfig) (host, error) {
 		if h.emulator, err = unix.Open(cfg.Emulator, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
 			return h, &os.PathError{Op: "open", Path: cfg.Emulator, Err: err}
 		}
+	}
+	for _, m := range cfg.Mounts {
+		fd, err := unix.Open(m.Source, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return h, &os.PathError{Op: "open", Path: m.Source, Err: err}
+		}
+		h.mounts = append(h.mounts, fd)
 	}
 	return h, nil
 }
@@ -210,13 +231,24 @@ func setup(cfg initConfig, h host) error {
 			return err
 		}
 	}
+	for i, m := range cfg.Mounts {
+		if err := bindInto(root, m, h.mounts[i]); err != nil {
+			return err
+		}
+	}
 	if err := step("set the hostname", unix.Sethostname([]byte("sandbox"))); err != nil {
 		return err
 	}
 	if err := step("bring up loopback", loopbackUp()); err != nil {
 		return err
 	}
-	return pivot(root)
+	if err := pivot(root); err != nil {
+		return err
+	}
+	if cfg.PrivateBinfmt {
+		return privateBinfmt(cfg.Binfmt)
+	}
+	return nil
 }
 
 // programCaps are the capabilities the program keeps in its user namespace:

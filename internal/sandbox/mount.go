@@ -25,7 +25,7 @@ func mountRoot(stage, root string, fd int, size uint64) error {
 	if err := step("make the sandbox's tmp directory", os.Chmod(filepath.Join(stage, "tmp"), 0o1777)); err != nil {
 		return err
 	}
-	ovl := fmt.Sprintf("lowerdir=/proc/self/fd/%d,upperdir=%s/upper,workdir=%s/work", fd, stage, stage)
+	ovl := fmt.Sprintf("lowerdir=/proc/self/fd/%d,upperdir=%s/upper,workdir=%s/work,userxattr", fd, stage, stage)
 	return step("mount the image as an overlay", unix.Mount("overlay", root, "overlay", unix.MS_NOSUID|unix.MS_NODEV, ovl))
 }
 

@@ -80,6 +80,19 @@ type Spec struct {
 	Limits Limits
 	// Stdout and Stderr receive the program's output; nil discards it.
 	Stdout, Stderr io.Writer
+	// Stdin is the program's standard input; nil is /dev/null.
+	Stdin io.Reader
+	// User, when set, runs the program as that user instead of root, with
+	// no capabilities at all. Only a privileged caller (Owner is
+	// OutsideID) can: the ids must be mapped (HostID).
+	User *User
+	// Mounts are host files and directories bound into the sandbox.
+	Mounts []Mount
+	// Binfmt, when set, gives the sandbox a binfmt_misc of its own (Linux
+	// 6.7 or later) holding only this entry, with Emulator as its
+	// interpreter: programs the program starts run under the emulator
+	// too, and the host's binfmt_misc entries do not apply.
+	Binfmt *Binfmt
 }
 
 // Limits are the resource limits of one run. Processes, address space, file
@@ -179,11 +192,21 @@ func (r *Runner) Run(ctx context.Context, s Spec) error {
 	if !path.IsAbs(s.Path) {
 		return fmt.Errorf("sandbox: program path %q is not absolute", s.Path)
 	}
-	cfg := initConfig{Path: s.Path, Args: s.Args, Env: s.Env, Dir: s.Dir, Limits: s.Limits.withDefaults()}
+	cfg := initConfig{Path: s.Path, Args: s.Args, Env: s.Env, Dir: s.Dir, Limits: s.Limits.withDefaults(), User: s.User, Mounts: s.Mounts}
 	if cfg.Env == nil {
 		cfg.Env = []string{}
 	}
-	return r.start(ctx, s.Root, s.Emulator, cfg, s.Stdout, s.Stderr)
+	if err := checkExtras(s); err != nil {
+		return err
+	}
+	if s.Binfmt != nil {
+		line, err := s.Binfmt.line()
+		if err != nil {
+			return err
+		}
+		cfg.PrivateBinfmt, cfg.Binfmt = true, line
+	}
+	return r.start(ctx, s.Root, s.Emulator, cfg, s.Stdin, s.Stdout, s.Stderr)
 }
 
 // Probe makes a sandbox around an empty directory in tmpDir and ends it
@@ -198,13 +221,13 @@ func (r *Runner) Probe(ctx context.Context, tmpDir string) error {
 	if err := os.Lchown(dir, uid, gid); err != nil {
 		return err
 	}
-	return r.start(ctx, dir, "", initConfig{Probe: true, Limits: Limits{}.withDefaults()}, nil, nil)
+	return r.start(ctx, dir, "", initConfig{Probe: true, Limits: Limits{}.withDefaults()}, nil, nil, nil)
 }
 
 // start runs the init: the binary itself, re-executed in new namespaces
 // with root as its working directory, reading cfg from fd 3 and reporting
 // on fd 4.
-func (r *Runner) start(ctx context.Context, root, emulator string, cfg initConfig, stdout, stderr io.Writer) (err error) {
+func (r *Runner) start(ctx context.Context, root, emulator string, cfg initConfig, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	// privileged reads two /proc files: decide it once per run.
 	priv := privileged()
 	cfg.Emulator, cfg.DropGroups = emulator, priv
@@ -228,7 +251,7 @@ func (r *Runner) start(ctx context.Context, root, emulator string, cfg initConfi
 	// caller may reach but the sandbox's own uid may not (a private
 	// TMPDIR) is reached that way, and in the init's mount namespace.
 	cmd.Dir = root
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.ExtraFiles = []*os.File{cfgR, repW}
 	cmd.SysProcAttr = sysProcAttr(priv)
 	cmd.WaitDelay = time.Second
@@ -321,8 +344,8 @@ func sysProcAttr(priv bool) *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
 			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}},
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: mappedIDs(priv)}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: mappedIDs(priv)}},
 		// Root may keep setgroups, so that the init drops root's groups.
 		GidMappingsEnableSetgroups: priv,
 		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_NET_ADMIN,

@@ -104,7 +104,7 @@ func TestIsolation(t *testing.T) {
 				assert.Equal(t, "0", f["uid"], "root inside")
 				assert.Equal(t, "0", f["gid"])
 				if privileged() {
-					assert.Equal(t, fmt.Sprintf("0 %d 1", OutsideID), f["uid_map"], "root inside is OutsideID outside")
+					assert.Equal(t, fmt.Sprintf("0 %d %d", OutsideID, MappedIDs), f["uid_map"], "root inside is OutsideID outside, uid n OutsideID+n")
 					assert.Equal(t, "[]", f["groups"], "no supplementary groups of the caller")
 				}
 				assert.Equal(t, "sandbox", f["hostname"])

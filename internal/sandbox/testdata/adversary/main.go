@@ -147,6 +147,11 @@ func inspect() {
 		if v, ok := strings.CutPrefix(line, "NoNewPrivs:"); ok {
 			kv("no_new_privs", strings.TrimSpace(v))
 		}
+		for _, c := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
+			if v, ok := strings.CutPrefix(line, c+":"); ok {
+				kv(strings.ToLower(c), strings.TrimSpace(v))
+			}
+		}
 	}
 	wd, _ := os.Getwd()
 	kv("cwd", wd)
@@ -160,6 +165,13 @@ func inspect() {
 		null.Close()
 	}
 	kv("dev_null", errString(err))
+	for _, p := range strings.FieldsFunc(os.Getenv("WRITE_PATHS"), func(r rune) bool { return r == ',' }) {
+		kv("write:"+p, errString(os.WriteFile(p, []byte("x"), 0o644)))
+	}
+	for _, p := range strings.FieldsFunc(os.Getenv("READ_PATHS"), func(r rune) bool { return r == ',' }) {
+		b, err := os.ReadFile(p)
+		kv("read:"+p, string(b)+errString(err))
+	}
 	kv("argv", strings.Join(os.Args, " "))
 	emulator := "none"
 	for _, line := range strings.Split(readFile("/proc/self/mountinfo"), "\n") {
