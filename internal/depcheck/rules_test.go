@@ -71,6 +71,7 @@ var roles = map[string]role{
 	"internal":            shared, // doc.go only: the map
 	"internal/tartest":    fixture,
 	"internal/testkit":    fixture,
+	"internal/gitlabbase": fixture,
 	"test/e2e":            suite,
 	"test/faultproxy":     suite,
 	"docs":                suite,

@@ -40,6 +40,7 @@ type lay struct {
 	own     bool
 	gzip    bool
 	entries []tartest.Entry
+	raw     []byte // an uncompressed tar used instead of entries
 }
 
 func base(entries ...tartest.Entry) lay { return lay{entries: entries} }
@@ -56,6 +57,13 @@ func testImage(t testing.TB, p v1.Platform, cfg v1.Config, layers ...lay) v1.Ima
 			h = v1.History{CreatedBy: "COPY . / # buildkit", Comment: ownComment}
 		}
 		layer := tartest.Layer(t, l.entries...)
+		if l.raw != nil {
+			raw := l.raw
+			var err error
+			layer, err = tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil },
+				tarball.WithMediaType(types.OCILayer))
+			require.NoError(t, err)
+		}
 		if l.gzip {
 			layer = gzipLayer(t, l.entries...)
 		}

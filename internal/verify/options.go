@@ -50,6 +50,11 @@ type Options struct {
 	// Qemu finds the qemu-user binary for a qemu architecture name
 	// ("aarch64"); default: exec.LookPath("qemu-<arch>-static").
 	Qemu func(arch string) (string, error)
+	// Binfmt returns the binfmt_misc entry (name, magic, mask) of the
+	// qemu-user emulator for a qemu architecture name, for the start-up
+	// runs of foreign platforms (Run with a Contract); default: read from
+	// qemu-user-static's /usr/lib/binfmt.d/qemu-<arch>.conf.
+	Binfmt func(arch string) (sandbox.Binfmt, error)
 	// HostArch is the GOARCH of the machine running the checks; amd64 images
 	// run natively when it is "amd64". Default: runtime.GOARCH.
 	HostArch string
@@ -123,6 +128,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Qemu == nil {
 		o.Qemu = func(arch string) (string, error) { return exec.LookPath("qemu-" + arch + "-static") }
+	}
+	if o.Binfmt == nil {
+		o.Binfmt = qemuBinfmt
 	}
 	if o.HostArch == "" {
 		o.HostArch = runtime.GOARCH

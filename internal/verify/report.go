@@ -13,13 +13,17 @@ const (
 	CheckArch     = "arch"
 	CheckContract = "contract"
 	CheckRun      = "run"
+	// CheckStart is the start-up run of Options.Run with a contract: the
+	// image started as the Helm chart (runner) or the executors (helper)
+	// start it (docs/startup-run.md).
+	CheckStart = "start"
 	// CheckAttest is Options.Attestations: each image's SBOM and provenance.
 	CheckAttest = "attestations"
 	// CheckNodes is the check of Options.Nodes: a node without an image.
 	CheckNodes = "nodes"
 )
 
-var checkOrder = []string{CheckCoverage, CheckConfig, CheckArch, CheckContract, CheckRun, CheckAttest}
+var checkOrder = []string{CheckCoverage, CheckConfig, CheckArch, CheckContract, CheckRun, CheckStart, CheckAttest}
 
 // Severities of a Finding.
 const (
@@ -60,6 +64,18 @@ type Check struct {
 	Path    string `json:"path,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	Warning bool   `json:"warning,omitempty"`
+	StepResult
+}
+
+// StepResult is what a failed step of a start-up run (CheckStart) left:
+// its name, the user it ran as, how it ended and the last lines it printed.
+type StepResult struct {
+	Step string `json:"step,omitempty"`
+	User string `json:"user,omitempty"` // "uid 100", "root"
+	// Status is the exit status when the step exited with one other than
+	// 0, -1 when it was killed, timed out or could not be executed.
+	Status int    `json:"status,omitempty"`
+	Output string `json:"output,omitempty"` // the last lines, at most outputTail bytes
 }
 
 // Finding is a failure or a warning, as Findings lists them.
@@ -74,6 +90,7 @@ type Finding struct {
 	Node     string `json:"node,omitempty"`
 	Reason   string `json:"reason"`
 	Severity string `json:"severity"` // SeverityFail or SeverityWarning
+	StepResult
 }
 
 // OK reports whether the report has no problem and no failed check.
@@ -109,9 +126,9 @@ func (r *Report) Findings() []Finding {
 		for _, c := range p.Checks {
 			switch {
 			case !c.OK:
-				out = append(out, Finding{Platform: p.Platform, Check: c.Name, Path: c.Path, Reason: c.Reason, Severity: SeverityFail})
+				out = append(out, Finding{Platform: p.Platform, Check: c.Name, Path: c.Path, Reason: c.Reason, Severity: SeverityFail, StepResult: c.StepResult})
 			case c.Warning:
-				out = append(out, Finding{Platform: p.Platform, Check: c.Name, Path: c.Path, Reason: c.Reason, Severity: SeverityWarning})
+				out = append(out, Finding{Platform: p.Platform, Check: c.Name, Path: c.Path, Reason: c.Reason, Severity: SeverityWarning, StepResult: c.StepResult})
 			}
 		}
 	}

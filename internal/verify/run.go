@@ -42,6 +42,11 @@ type runCheck struct {
 	limits   sandbox.Limits
 	f        findings
 	ran      []string
+	// The start-up runs (startup.go): the sandbox's binfmt_misc, the
+	// commands that passed and the failures.
+	binfmt  *sandbox.Binfmt
+	startOK []string
+	sf      findings
 }
 
 // newRunCheck finds how to run the platform's programs on this host: natively
@@ -49,7 +54,8 @@ type runCheck struct {
 // finding) when neither is possible. Programs get the image config's
 // environment, with PATH added when it sets none.
 func newRunCheck(p v1.Platform, dir string, t *rootfs.FS, cfg *v1.ConfigFile, opts Options) (*runCheck, bool) {
-	r := &runCheck{platform: p, rootfs: dir, t: t, timeout: opts.RunTimeout, sandbox: opts.Sandbox, limits: opts.RunLimits, f: findings{name: CheckRun}}
+	r := &runCheck{platform: p, rootfs: dir, t: t, timeout: opts.RunTimeout, sandbox: opts.Sandbox, limits: opts.RunLimits,
+		f: findings{name: CheckRun}, sf: findings{name: CheckStart}, binfmt: &sandbox.Binfmt{}}
 	r.env = append([]string{}, cfg.Config.Env...)
 	if _, ok := envPath(cfg.Config.Env); !ok {
 		r.env = append(r.env, "PATH="+defaultPath)
@@ -68,6 +74,14 @@ func newRunCheck(p v1.Platform, dir string, t *rootfs.FS, cfg *v1.ConfigFile, op
 		return r, false
 	}
 	r.qemu = q
+	if opts.Contract != ContractNone {
+		b, err := opts.Binfmt(arch)
+		if err != nil {
+			r.f.fail(fmt.Sprintf("no binfmt_misc entry for qemu-%s to start the image's programs with: %v", arch, err))
+			return r, false
+		}
+		r.binfmt = &b
+	}
 	return r, true
 }
 
@@ -95,6 +109,11 @@ func runPrograms(ctx context.Context, layers []v1.Layer, t *rootfs.FS, cfg *v1.C
 	if _, err := opts.Sandbox.TotalLimits(); err != nil {
 		r.f.warn(err.Error())
 	}
+	if opts.Contract != ContractNone {
+		if err := asNode(dir, t, p); err != nil {
+			return nil, fmt.Errorf("unpack as a node presents it: %w", err)
+		}
+	}
 	for _, prog := range programs {
 		if err := r.program(ctx, prog, []string{"--version"}, true); err != nil {
 			return nil, err
@@ -119,7 +138,15 @@ func runPrograms(ctx context.Context, layers []v1.Layer, t *rootfs.FS, cfg *v1.C
 	if len(r.ran) > 0 {
 		summary = "ran " + how + " in a sandbox: " + strings.Join(r.ran, "; ") + noSh
 	}
-	return r.f.done(summary), nil
+	checks := r.f.done(summary)
+	if opts.Contract != ContractNone {
+		sc, err := r.startUp(ctx, opts.Contract, dir+"-start")
+		if err != nil {
+			return nil, err
+		}
+		checks = append(checks, sc...)
+	}
+	return checks, nil
 }
 
 // program runs the program at image path p with args in a sandbox and

@@ -1,0 +1,115 @@
+package verify
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/gitlabbase"
+	"github.com/helperbuild/helperbuild/internal/sandbox"
+	"github.com/helperbuild/helperbuild/internal/tartest"
+)
+
+// gitlabBaseDebs is where scripts/install-test-deps.sh caches the .debs of
+// the GitLab-like bases; the test is skipped without them.
+func gitlabBaseDebs(t *testing.T, arch string) *gitlabbase.Debs {
+	t.Helper()
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	d, err := gitlabbase.Read(context.Background(), filepath.Join(cache, "helperbuild-e2e", "gitlab-base"), arch)
+	if err != nil {
+		t.Skipf("no GitLab-like base for %s: %v", arch, err)
+	}
+	return d
+}
+
+// startChecks are the start checks of the report: "ok" or the reason.
+func startChecks(r *Report) []string {
+	var out []string
+	for _, p := range r.Platforms {
+		for _, c := range p.Checks {
+			if c.Name != CheckStart {
+				continue
+			}
+			if c.OK {
+				out = append(out, "ok")
+				continue
+			}
+			out = append(out, c.Reason)
+		}
+	}
+	return out
+}
+
+// Each seeded defect of a GitLab-like runner base fails the chart's start-up
+// at its step and nowhere else; the complete base and the defects the chart
+// does not trip over pass.
+func TestRunnerStartUp(t *testing.T) {
+	if !sandbox.CanRunAs() || runtime.GOARCH != "amd64" {
+		t.Skip("the start-up runs need root on an amd64 host")
+	}
+	type tc struct {
+		defect gitlabbase.Defect
+		want   string // "" passes; else a regexp of the one start finding
+	}
+	cases := []tc{
+		{"", ""},
+		{gitlabbase.NoSeqBusyboxSh, ""},
+		{gitlabbase.HomeNotWritable, ""},
+		{gitlabbase.BashNotBash, `^runner start-up: /usr/bin/dumb-init -- /bin/bash /configmaps/entrypoint: exited with status 0 before its step exec /entrypoint run \(uid 100\)$`},
+		{gitlabbase.CRLFEntrypoint, `^runner start-up: /configmaps/register-the-runner: register-the-runner: /entrypoint --version failed 3 times: .*/entrypoint: not found \(uid 100, exited with status 1\)$`},
+		{gitlabbase.EntrypointNotExec, `^runner start-up: /configmaps/register-the-runner: .*/entrypoint.*Permission denied.*\(uid 100, exited with status 1\)$`},
+		{gitlabbase.EntrypointDropsArgs, `^runner start-up: /configmaps/register-the-runner: .*printed no Version: line.*\(uid 100, exited with status 1\)$`},
+		{gitlabbase.NoSeqBashSh, `^runner start-up: /configmaps/register-the-runner: .*seq.*\(uid 100, exited with status 1\)$`},
+		{gitlabbase.NoPgrep, `^runner start-up: /configmaps/check-live: /usr/bin/pgrep .*No such file or directory \(uid 100, exited with status 1\)$`},
+		{gitlabbase.PgrepBusybox, `^runner start-up: /configmaps/check-live: .*pgrep: applet not found \(uid 100, exited with status 1\)$`},
+		{gitlabbase.DumbInitNoLoader, `^runner start-up: /usr/bin/dumb-init -- /bin/bash /configmaps/entrypoint: exec /usr/bin/dumb-init: no such file or directory \(the file or its ELF interpreter is missing\) \(uid 100\)$`},
+	}
+	archs := []struct {
+		p      v1.Platform
+		deb    string
+		goarch string
+	}{{amd64, "amd64", "amd64"}, {arm64, "arm64", "arm64"}}
+	for _, a := range archs {
+		t.Run(a.deb, func(t *testing.T) {
+			debs := gitlabBaseDebs(t, a.deb)
+			pgrep, err := gitlabbase.BuildPgrep(context.Background(), t.TempDir(), a.goarch, "", os.Environ())
+			require.NoError(t, err)
+			for _, c := range cases {
+				name := string(c.defect)
+				if name == "" {
+					name = "complete"
+				}
+				t.Run(name, func(t *testing.T) {
+					layer, err := debs.Layer(gitlabbase.Runner, gitlabbase.Options{Pgrep: pgrep, CA: []byte("ca\n"), Epoch: time.Unix(0, 0), Defect: c.defect, NotBash: bins["amd64"]})
+					require.NoError(t, err)
+					img := testImage(t, a.p, v1.Config{Env: []string{imagePath}},
+						lay{raw: layer}, own(tartest.File("usr/bin/gitlab-runner", 0o755, bins[a.goarch])))
+					r, err := Index(context.Background(), testIndex(t, listed{a.p, img}), Options{Run: true, Contract: ContractRunner,
+						TempDir: t.TempDir(), RunTimeout: 20 * time.Second})
+					require.NoError(t, err)
+					got := startChecks(r)
+					t.Logf("%q", got)
+					require.Len(t, got, 1, strings.Join(got, "\n"))
+					if c.want == "" {
+						assert.Equal(t, "ok", got[0])
+					} else {
+						assert.Regexp(t, c.want, got[0])
+					}
+				})
+			}
+		})
+	}
+}
+
+const imagePath = "PATH=" + defaultPath
