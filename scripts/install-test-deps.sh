@@ -6,9 +6,10 @@
 #      (docker-registry), skopeo, containerd + ctr, runc, umoci, qemu-user-static
 #      (with its binfmt_misc descriptions), htpasswd (apache2-utils), openssl and git;
 #      regctl (go install, pinned) to read attestations back;
-#   2. busybox-static .debs for amd64, arm64, armhf, ppc64el and s390x in a cache directory
-#      (the suite builds its multi-arch base image from them). Foreign architectures are
-#      added to dpkg only for the download and removed again; nothing is installed from them.
+#   2. .debs for amd64, arm64, armhf, ppc64el and s390x in a cache directory: busybox-static
+#      (the suite builds its multi-arch base image from it) and the packages of a GitLab-like
+#      base (internal/gitlabbase). Foreign architectures are added to dpkg only for the
+#      download and removed again; nothing is installed from them.
 #
 # With the argument gitlab-ci-local (make ci-e2e), also: Node.js and npm (Debian's, if there is
 # no node yet), rsync and gitlab-ci-local 4.52.2 from npm, which run the GitLab CI template.
@@ -20,6 +21,7 @@ set -eu
 
 cache_root=${HELPERBUILD_E2E_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/helperbuild-e2e}
 busybox_dir=$cache_root/busybox
+gitlab_base_dir=$cache_root/gitlab-base
 # Debian architecture names; the suite maps them to OCI platforms.
 busybox_arches="amd64 arm64 armhf ppc64el s390x"
 
@@ -116,28 +118,37 @@ for arg in "$@"; do
 	fi
 done
 
-# --- 2. busybox-static .debs ---------------------------------------------------------------
-have_deb() { ls "$busybox_dir"/busybox-static_*_"$1".deb >/dev/null 2>&1; }
+# --- 2. .debs of five architectures -----------------------------------------------------------
+# busybox/: busybox-static, the suite's base image. gitlab-base/: what a GitLab-like base is made
+# of (internal/gitlabbase: bash-static, busybox-static, dumb-init and the libc it links, git with
+# its libraries, git-lfs) for the start-up runs of verify.
+gitlab_base_pkgs="bash-static busybox-static dumb-init libc6 git git-lfs libpcre2-8-0 zlib1g"
 
-missing_arches=""
-for arch in $busybox_arches; do
-	have_deb "$arch" || missing_arches="$missing_arches $arch"
-done
-[ -z "$missing_arches" ] && exit 0
+have_deb() { ls "$1"/"$2"_*_"$3".deb >/dev/null 2>&1; }
 
-as_root "download busybox-static for$missing_arches"
-mkdir -p "$busybox_dir"
+# missing DIR PKGS: "pkg:arch" for every package of PKGS not cached in DIR, per architecture.
+missing() {
+	for arch in $busybox_arches; do
+		for pkg in $2; do
+			have_deb "$1" "$pkg" "$arch" || printf ' %s:%s' "$pkg" "$arch"
+		done
+	done
+}
+
+missing_busybox=$(missing "$busybox_dir" busybox-static)
+missing_base=$(missing "$gitlab_base_dir" "$gitlab_base_pkgs")
+[ -z "$missing_busybox$missing_base" ] && exit 0
+
+as_root "download$missing_busybox$missing_base"
+mkdir -p "$busybox_dir" "$gitlab_base_dir"
 
 # One run at a time: two concurrent runs would add and remove architectures under each other.
 exec 9>"$cache_root/.lock"
 if command -v flock >/dev/null 2>&1; then flock 9; fi
 # A run that held the lock before may have fetched some meanwhile.
-still_missing=""
-for arch in $missing_arches; do
-	have_deb "$arch" || still_missing="$still_missing $arch"
-done
-missing_arches=$still_missing
-[ -z "$missing_arches" ] && exit 0
+missing_busybox=$(missing "$busybox_dir" busybox-static)
+missing_base=$(missing "$gitlab_base_dir" "$gitlab_base_pkgs")
+[ -z "$missing_busybox$missing_base" ] && exit 0
 
 native=$(dpkg --print-architecture)
 added=""
@@ -151,7 +162,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-for arch in $missing_arches; do
+for arch in $busybox_arches; do
 	[ "$arch" = "$native" ] && continue
 	if ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
 		dpkg --add-architecture "$arch"
@@ -161,18 +172,29 @@ done
 
 # The package lists must include the foreign architectures just added.
 # A partial failure (a mirror in sync for one suite) is not fatal: the download below
-# fails clearly if busybox-static really is unavailable.
+# fails clearly if a package really is unavailable.
 if [ -n "$added" ] || [ -z "$apt_updated" ]; then
 	apt-get update -qq || log "apt-get update reported errors; trying the download anyway"
 fi
 
-tmp=$(mktemp -d "$busybox_dir/.download.XXXXXX")
-for arch in $missing_arches; do
-	log "downloading busybox-static:$arch"
+# fetch DIR PKG:ARCH...: download into DIR; move into place only when every download
+# succeeded, so a half-filled cache is never used.
+fetch() {
+	dir=$1
+	shift
+	[ $# -eq 0 ] && return 0
+	tmp=$(mktemp -d "$dir/.download.XXXXXX")
+	log "downloading into $dir:$*"
 	# apt-get download writes into the current directory; run it as root without the _apt
 	# sandbox so it can write into a root-owned cache directory.
-	(cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "busybox-static:$arch")
-done
-# Move into place only when every download succeeded: a half-filled cache is never used.
-mv "$tmp"/*.deb "$busybox_dir"/
-log "busybox-static debs cached in $busybox_dir"
+	# shellcheck disable=SC2068 # one argument per package
+	(cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root $@)
+	mv "$tmp"/*.deb "$dir"/
+	rm -rf "$tmp"
+	tmp=""
+}
+# shellcheck disable=SC2086 # one argument per package
+fetch "$busybox_dir" $missing_busybox
+# shellcheck disable=SC2086 # one argument per package
+fetch "$gitlab_base_dir" $missing_base
+log ".debs cached in $busybox_dir and $gitlab_base_dir"

@@ -155,6 +155,16 @@ func (d *Debs) Layer(kind Kind, opts Options) ([]byte, error) {
 	}
 	b.file("entrypoint", mode, []byte(entry))
 	if kind == Helper {
+		b.file("usr/bin/git", 0o755, d.Git)
+		b.file("usr/bin/git-lfs", 0o755, d.GitLFS)
+		for name, f := range d.GitLibs {
+			b.parents(name)
+			if f.link != "" {
+				b.link(name, f.link)
+			} else {
+				b.file(name, f.mode, f.body)
+			}
+		}
 		build := buildScript
 		if opts.Defect == BuildWithoutUmask {
 			build = strings.Replace(build, "umask 0000\n", "", 1)

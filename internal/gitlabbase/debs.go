@@ -14,8 +14,10 @@ import (
 )
 
 // Packages are the Debian packages Read needs, per architecture, in the
-// .deb cache directory (scripts/install-test-deps.sh fills it).
-var Packages = []string{"bash-static", "busybox-static", "dumb-init", "libc6"}
+// .deb cache directory (scripts/install-test-deps.sh fills it): the
+// runner's base, then what the helper adds (git with the libraries it
+// links, git-lfs).
+var Packages = []string{"bash-static", "busybox-static", "dumb-init", "libc6", "git", "git-lfs", "libpcre2-8-0", "zlib1g"}
 
 // Debs holds the files a base takes from the .debs of one architecture.
 type Debs struct {
@@ -25,7 +27,11 @@ type Debs struct {
 	DumbInit []byte // dumb-init's /usr/bin/dumb-init
 	// Libc are the loader and libc.so.6 of libc6 with their symlinks, by
 	// path without the leading "/".
-	Libc    map[string]file
+	Libc map[string]file
+	// Git and GitLFS are git's /usr/bin/git and git-lfs' /usr/bin/git-lfs;
+	// GitLibs the shared libraries git links besides libc.
+	Git, GitLFS []byte
+	GitLibs     map[string]file
 	Version map[string]string // package -> version
 }
 
@@ -37,7 +43,7 @@ type file struct {
 
 // Read takes what a base needs from the .debs of arch in dir.
 func Read(ctx context.Context, dir, arch string) (*Debs, error) {
-	d := &Debs{Arch: arch, Libc: map[string]file{}, Version: map[string]string{}}
+	d := &Debs{Arch: arch, Libc: map[string]file{}, GitLibs: map[string]file{}, Version: map[string]string{}}
 	for _, pkg := range Packages {
 		debs, _ := filepath.Glob(filepath.Join(dir, pkg+"_*_"+arch+".deb"))
 		if len(debs) != 1 {
@@ -59,14 +65,20 @@ func Read(ctx context.Context, dir, arch string) (*Debs, error) {
 				d.DumbInit = body
 			case pkg == "libc6" && isLoaderOrLibc(name):
 				d.Libc[name] = file{body: body, link: hdr.Linkname, mode: hdr.Mode}
+			case pkg == "git" && name == "usr/bin/git":
+				d.Git = body
+			case pkg == "git-lfs" && name == "usr/bin/git-lfs":
+				d.GitLFS = body
+			case (pkg == "libpcre2-8-0" || pkg == "zlib1g") && strings.Contains(path.Base(name), ".so"):
+				d.GitLibs[name] = file{body: body, link: hdr.Linkname, mode: hdr.Mode}
 			}
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	if d.Bash == nil || d.Busybox == nil || d.DumbInit == nil || len(d.Libc) == 0 {
-		return nil, fmt.Errorf("the .debs of %s in %s lack bash, busybox, dumb-init or libc", arch, dir)
+	if d.Bash == nil || d.Busybox == nil || d.DumbInit == nil || len(d.Libc) == 0 || d.Git == nil || d.GitLFS == nil || len(d.GitLibs) == 0 {
+		return nil, fmt.Errorf("the .debs of %s in %s lack bash, busybox, dumb-init, libc, git, git-lfs or git's libraries", arch, dir)
 	}
 	return d, nil
 }

@@ -49,6 +49,9 @@ type spec struct {
 	buildScript    bool                        // check gitlab-runner-build sets umask 0000
 	config         func(*v1.Config, *findings) // config checks, nil for none
 	runtimeUser    bool                        // check passwd, home, /tmp and x bits for uid 100 or 999
+	// startCovers are the items (paths, command names) the start-up run
+	// exercises: with Run, their file checks are hints (runWins).
+	startCovers []string
 }
 
 func tools(names string, why string) []item {
@@ -85,6 +88,8 @@ func helperSpec() spec {
 		entrypointWhy:  "the container's command must replace the entrypoint script",
 		buildScript:    true,
 		config:         helperConfig,
+		startCovers: []string{"gitlab-runner-helper", "gitlab-runner-build", "/usr/bin/gitlab-runner-build", "/bin/bash", "sh",
+			"/usr/bin/env", "/usr/bin/dumb-init", "/entrypoint", "git", "git-lfs", "tee", "mkdir", "cat"},
 	}
 }
 
@@ -109,6 +114,8 @@ func runnerSpec() spec {
 		entrypointWant: `exec gitlab-runner "$@"`,
 		entrypointWhy:  "the Helm chart's scripts call /entrypoint register, /entrypoint run and /entrypoint unregister --all-runners",
 		runtimeUser:    true,
+		startCovers: []string{"/usr/bin/dumb-init", "/bin/bash", "sh", "/usr/bin/pgrep", "/entrypoint", "gitlab-runner",
+			"timeout", "grep", "seq", "sleep", "mkdir", "cp", "cat", runnerHome, runnerHome + "/.gitlab-runner"},
 	}
 }
 

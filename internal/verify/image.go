@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,8 +70,9 @@ func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, op
 			Reason: "the history does not say which layers are the image's own (no " + ownComment + " entries matching the layers); checked all of them"})
 	}
 
+	var s spec
 	if opts.Contract != ContractNone {
-		s := helperSpec()
+		s = helperSpec()
 		if opts.Contract == ContractRunner {
 			s = runnerSpec()
 		}
@@ -86,6 +88,7 @@ func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, op
 			return nil, fmt.Errorf("run: %w", err)
 		}
 		checks = append(checks, rc...)
+		checks = runWins(checks, s.startCovers)
 	}
 	if opts.Attestations {
 		m, err := img.Manifest()
@@ -186,4 +189,23 @@ func configCheck(cfg, desc v1.Platform) Check {
 // its index entry (merge holds each part's manifests to it).
 func ConfigAgrees(cf *v1.ConfigFile, desc v1.Platform) Check {
 	return configCheck(configPlatform(cf), desc)
+}
+
+// runWins turns the contract's failures about what a start-up run
+// exercised (covers: paths and command names) into hints, once a start-up
+// ran: where starting the image and a file check disagree, the start
+// decides; where both fail, the file check says why.
+func runWins(checks []Check, covers []string) []Check {
+	started := slices.ContainsFunc(checks, func(c Check) bool { return c.Name == CheckStart })
+	if !started {
+		return checks
+	}
+	out := make([]Check, 0, len(checks))
+	for _, c := range checks {
+		if c.Name == CheckContract && !c.OK && c.Path != "" && slices.Contains(covers, c.Path) {
+			c.OK, c.Warning, c.Reason = true, true, "hint (the start-up run decides): "+c.Reason
+		}
+		out = append(out, c)
+	}
+	return out
 }
