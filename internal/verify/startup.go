@@ -105,7 +105,10 @@ func (r *runCheck) start(ctx context.Context, c startCmd) error {
 		res.Status = 0
 		why = "exited with status 0 before its step " + c.last
 	case c.version:
-		why = r.versionProblem(out)
+		var at string
+		if at, why = r.versionProblem(log.versionLines()); at != "" {
+			res.Step = at
+		}
 	}
 	if why == "" {
 		r.startOK = append(r.startOK, c.label)
@@ -129,20 +132,23 @@ func (r *runCheck) startFailed(c startCmd, res StepResult, why string) {
 	r.sf.failed = true
 }
 
-// versionProblem says what is wrong with the output of a command that ends
-// in gitlab-runner --version: no Version: line, or an OS/Arch of another
-// platform; "" when it is right.
-func (r *runCheck) versionProblem(out string) string {
-	if !strings.Contains(out, "Version:") {
-		return "printed no Version: line"
-	}
+// versionProblem says what is wrong with the version lines of a command
+// that runs gitlab-runner(-helper) --version: no Version: line, or an
+// OS/Arch of another platform (with the step that printed it); "" when
+// they are right.
+func (r *runCheck) versionProblem(lines [][2]string) (step, why string) {
 	want := r.platform.OS + "/" + r.platform.Architecture
-	for _, line := range strings.Split(out, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "OS/Arch:"); ok && strings.TrimSpace(v) != want {
-			return fmt.Sprintf("says OS/Arch %s, want %s", strings.TrimSpace(v), want)
+	seen := false
+	for _, l := range lines {
+		if v, ok := strings.CutPrefix(l[1], "OS/Arch:"); ok && strings.TrimSpace(v) != want {
+			return l[0], fmt.Sprintf("says OS/Arch %s, want %s", strings.TrimSpace(v), want)
 		}
+		seen = seen || strings.HasPrefix(l[1], "Version:")
 	}
-	return ""
+	if !seen {
+		return "", "printed no Version: line"
+	}
+	return "", ""
 }
 
 // stepTimer calls expire when no new step begins within limit of the last.

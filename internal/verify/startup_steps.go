@@ -27,6 +27,9 @@ type stepLog struct {
 	total   int
 	over    func()
 	steps   chan string
+	// versions are the "Version:" and "OS/Arch:" lines of the run, with
+	// the step that printed them.
+	versions [][2]string
 }
 
 func newStepLog(first string, over func()) *stepLog {
@@ -72,6 +75,9 @@ func (l *stepLog) line(b []byte) {
 		}
 		return
 	}
+	if t := strings.TrimSpace(string(b)); (strings.HasPrefix(t, "Version:") || strings.HasPrefix(t, "OS/Arch:")) && len(l.versions) < 64 {
+		l.versions = append(l.versions, [2]string{l.current, t})
+	}
 	l.tail = append(l.tail, b...)
 	if len(l.tail) > outputTail {
 		l.tail = append([]byte(nil), l.tail[len(l.tail)-outputTail:]...)
@@ -83,6 +89,14 @@ func (l *stepLog) state() (step string, out string, steps []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.current, strings.TrimSpace(string(l.tail) + string(l.partial)), append([]string(nil), l.all...)
+}
+
+// versionLines returns the run's "Version:" and "OS/Arch:" lines, each
+// with its step.
+func (l *stepLog) versionLines() [][2]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([][2]string(nil), l.versions...)
 }
 
 // lastLines is the last n lines of s.

@@ -74,7 +74,11 @@ func TestRunnerStartUp(t *testing.T) {
 		{gitlabbase.NoSeqBashSh, `^start: runner start-up: /configmaps/register-the-runner: .*seq.*\(uid 100, exited with status 1\)$`},
 		{gitlabbase.NoPgrep, `^start: runner start-up: /configmaps/check-live: /usr/bin/pgrep .*No such file or directory \(uid 100, exited with status 1\)$`},
 		{gitlabbase.PgrepBusybox, `^start: runner start-up: /configmaps/check-live: .*pgrep: applet not found \(uid 100, exited with status 1\)$`},
-		{gitlabbase.DumbInitNoLoader, `^start: runner start-up: /usr/bin/dumb-init -- /bin/bash /configmaps/entrypoint: exec /usr/bin/dumb-init: no such file or directory \(the file or its ELF interpreter is missing\) \(uid 100\)$`},
+		// The kernel says it natively, qemu-user under emulation.
+		{gitlabbase.DumbInitNoLoader, `^start: runner start-up: /usr/bin/dumb-init -- /bin/bash /configmaps/entrypoint: (exec /usr/bin/dumb-init: no such file or directory \(the file or its ELF interpreter is missing\) \(uid 100\)|qemu-aarch64-static: Could not open '/lib/ld-linux-aarch64.so.1': No such file or directory \(uid 100, exited with status 255\))$`},
+		// An arm64 node cannot run an amd64 bash (dumb-init's execvp then
+		// hands it to /bin/sh, which finds no script in it); the host could.
+		{gitlabbase.ForeignBash, `^start: runner start-up: /usr/bin/dumb-init -- /bin/bash /configmaps/entrypoint: .*\(uid 100, exited with status 2\)$`},
 	}
 	archs := []struct {
 		p      v1.Platform
@@ -87,12 +91,16 @@ func TestRunnerStartUp(t *testing.T) {
 			pgrep, err := gitlabbase.BuildPgrep(context.Background(), t.TempDir(), a.goarch, "", os.Environ())
 			require.NoError(t, err)
 			for _, c := range cases {
+				if c.defect == gitlabbase.ForeignBash && a.goarch == "amd64" {
+					continue
+				}
 				name := string(c.defect)
 				if name == "" {
 					name = "complete"
 				}
 				t.Run(name, func(t *testing.T) {
-					layer, err := debs.Layer(gitlabbase.Runner, gitlabbase.Options{Pgrep: pgrep, CA: []byte("ca\n"), Epoch: time.Unix(0, 0), Defect: c.defect, NotBash: bins["amd64"]})
+					layer, err := debs.Layer(gitlabbase.Runner, gitlabbase.Options{Pgrep: pgrep, CA: []byte("ca\n"), Epoch: time.Unix(0, 0), Defect: c.defect,
+						NotBash: bins[a.goarch], ForeignBash: gitlabBaseDebs(t, "amd64").Bash})
 					require.NoError(t, err)
 					img := testImage(t, a.p, v1.Config{Env: []string{imagePath}},
 						lay{raw: layer}, own(tartest.File("usr/bin/gitlab-runner", 0o755, bins[a.goarch])))
@@ -114,3 +122,59 @@ func TestRunnerStartUp(t *testing.T) {
 }
 
 const imagePath = "PATH=" + defaultPath
+
+// The helper starts as the Kubernetes executor (shell detection, a stage
+// through gitlab-runner-build) and the Docker executor (its ENTRYPOINT with
+// gitlab-runner-build and a custom CA) start it, as root.
+func TestHelperStartUp(t *testing.T) {
+	if !sandbox.CanRunAs() || runtime.GOARCH != "amd64" {
+		t.Skip("the start-up runs need root on an amd64 host")
+	}
+	cases := []struct {
+		defect gitlabbase.Defect
+		want   []string // regexps of the failures, in order; nil passes
+	}{
+		{"", nil},
+		{gitlabbase.NoPgrep, nil}, // the helper never runs pgrep
+		{gitlabbase.BuildWithoutUmask, []string{
+			`^start: helper start-up \(Kubernetes executor\): umask 0000: umask is 0022 in the stage, want 0000: .* \(root, exited with status 1\)$`,
+			`^start: helper start-up \(Docker executor\): umask 0000: umask is 0022 in the stage, want 0000: .* \(root, exited with status 1\)$`}},
+		{gitlabbase.EntrypointDropsArgs, []string{
+			`^start: helper start-up \(Docker executor\): /usr/bin/dumb-init /entrypoint gitlab-runner-build: exited with status 0 before its step build directory \(root\)$`}},
+	}
+	archs := []struct {
+		p      v1.Platform
+		deb    string
+		goarch string
+	}{{amd64, "amd64", "amd64"}, {arm64, "arm64", "arm64"}}
+	for _, a := range archs {
+		t.Run(a.deb, func(t *testing.T) {
+			debs := gitlabBaseDebs(t, a.deb)
+			for _, c := range cases {
+				name := string(c.defect)
+				if name == "" {
+					name = "complete"
+				}
+				t.Run(name, func(t *testing.T) {
+					layer, err := debs.Layer(gitlabbase.Helper, gitlabbase.Options{Pgrep: bins[a.goarch], CA: []byte("ca\n"), Epoch: time.Unix(0, 0), Defect: c.defect})
+					require.NoError(t, err)
+					cfg := v1.Config{Env: []string{imagePath}, Entrypoint: []string{"/usr/bin/dumb-init", "/entrypoint"}, Cmd: []string{"sh"}}
+					img := testImage(t, a.p, cfg, lay{raw: layer}, own(tartest.File("usr/bin/gitlab-runner-helper", 0o755, bins[a.goarch])))
+					r, err := Index(context.Background(), testIndex(t, listed{a.p, img}), Options{Run: true, Contract: ContractHelper,
+						TempDir: t.TempDir(), RunTimeout: 20 * time.Second})
+					require.NoError(t, err)
+					got := startFailures(r)
+					t.Logf("%q", got)
+					if c.want == nil {
+						assert.Equal(t, []string{"ok"}, got)
+						return
+					}
+					require.Len(t, got, len(c.want))
+					for i, w := range c.want {
+						assert.Regexp(t, w, got[i])
+					}
+				})
+			}
+		})
+	}
+}
