@@ -32,7 +32,7 @@ type Debs struct {
 	// GitLibs the shared libraries git links besides libc.
 	Git, GitLFS []byte
 	GitLibs     map[string]file
-	Version map[string]string // package -> version
+	Version     map[string]string // package -> version
 }
 
 type file struct {

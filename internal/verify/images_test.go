@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/require"
@@ -58,11 +59,7 @@ func testImage(t testing.TB, p v1.Platform, cfg v1.Config, layers ...lay) v1.Ima
 		}
 		layer := tartest.Layer(t, l.entries...)
 		if l.raw != nil {
-			raw := l.raw
-			var err error
-			layer, err = tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil },
-				tarball.WithMediaType(types.OCILayer))
-			require.NoError(t, err)
+			layer = static.NewLayer(l.raw, types.OCIUncompressedLayer)
 		}
 		if l.gzip {
 			layer = gzipLayer(t, l.entries...)

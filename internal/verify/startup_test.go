@@ -91,8 +91,8 @@ func TestRunnerStartUp(t *testing.T) {
 			pgrep, err := gitlabbase.BuildPgrep(context.Background(), t.TempDir(), a.goarch, "", os.Environ())
 			require.NoError(t, err)
 			for _, c := range cases {
-				if c.defect == gitlabbase.ForeignBash && a.goarch == "amd64" {
-					continue
+				if (c.defect == gitlabbase.ForeignBash && a.goarch == "amd64") || (a.goarch != "amd64" && !underQemu[c.defect]) {
+					continue // the whole table natively; under qemu what emulation changes (test/e2e runs every platform)
 				}
 				name := string(c.defect)
 				if name == "" {
@@ -122,6 +122,12 @@ func TestRunnerStartUp(t *testing.T) {
 }
 
 const imagePath = "PATH=" + defaultPath
+
+// underQemu are the seeded defects also started under qemu here: those
+// whose outcome emulation could change (exec of foreign and dynamically
+// linked programs, busybox's applets run by name through binfmt_misc).
+var underQemu = map[gitlabbase.Defect]bool{"": true, gitlabbase.NoSeqBusyboxSh: true, gitlabbase.NoSeqBashSh: true,
+	gitlabbase.DumbInitNoLoader: true, gitlabbase.ForeignBash: true, gitlabbase.BashNotBash: true, gitlabbase.BuildWithoutUmask: true}
 
 // The helper starts as the Kubernetes executor (shell detection, a stage
 // through gitlab-runner-build) and the Docker executor (its ENTRYPOINT with
@@ -154,6 +160,9 @@ func TestHelperStartUp(t *testing.T) {
 				name := string(c.defect)
 				if name == "" {
 					name = "complete"
+				}
+				if a.goarch != "amd64" && !underQemu[c.defect] {
+					continue
 				}
 				t.Run(name, func(t *testing.T) {
 					layer, err := debs.Layer(gitlabbase.Helper, gitlabbase.Options{Pgrep: bins[a.goarch], CA: []byte("ca\n"), Epoch: time.Unix(0, 0), Defect: c.defect})
