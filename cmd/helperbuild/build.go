@@ -42,6 +42,7 @@ type buildFlags struct {
 	partFile     string
 	relPlatforms string // --release-platforms
 	attest       attestFlags
+	run          bool // --run: the start-up runs of verify before anything is published
 }
 
 func newBuildCmd(env Env, push bool, exec buildExec) *cobra.Command {
@@ -89,6 +90,7 @@ described by helperbuild.yaml (or --config).`,
 	f.retry.register(fl)
 	f.progress.register(cmd)
 	f.attest.register(fl)
+	fl.BoolVar(&f.run, "run", false, "images whose recipe names a contract: start each platform's image in a sandbox as GitLab starts it (verify --run) before anything is published")
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "write the result (digests, tags, platforms, sizes) as JSON to this file (docs/metadata.md)")
 	fl.StringVar(&f.dotenv, "dotenv", "", "write each image's pinned reference and tag as GitLab CI variables (artifacts:reports:dotenv) to this file")
 	fl.StringVar(&f.base, "base", "", "config-free: base image (registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or scratch)")

@@ -74,6 +74,7 @@ func buildRequest(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 		Registry: f.retry.registry(env, f.insecure),
 		Jobs:     f.jobs, CompressionLevel: f.level,
 		Attest:             release.AttestRequest{Mode: f.attest.mode, Provenance: f.attest.provenance, Dir: f.attest.dir},
+		Run:                f.run,
 		Outputs:            release.Outputs{Metadata: f.metadataFile, Dotenv: f.dotenv, AttestDir: f.attest.dir},
 		HelperbuildVersion: version,
 	}

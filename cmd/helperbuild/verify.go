@@ -51,7 +51,7 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors.`,
 	fl.StringVar(&f.platforms, "platforms", "", "platforms the index must hold exactly, e.g. linux/amd64,linux/arm64,linux/arm/v7")
 	fl.StringVar(&f.contract, "contract", "", "check the GitLab Runner image contract: helper or runner")
 	fl.BoolVar(&f.allFiles, "all-files", false, "check every ELF executable of the image, not only those its own layers added")
-	fl.BoolVar(&f.run, "run", false, "run each binary's --version (and sh -c true) in a sandbox (Linux namespaces; qemu-user inside for foreign platforms)")
+	fl.BoolVar(&f.run, "run", false, "run the image's own Go programs with --version and sh -c true in a sandbox (Linux namespaces; qemu-user inside for foreign platforms); with --contract, also start the image as GitLab's Helm chart (runner) or executors (helper) start it (docs/startup-run.md)")
 	f.runLimits.register(fl)
 	fl.StringVar(&f.nodes, "nodes", "", "FILE holding `kubectl get nodes -o json` output: report nodes with no image in the index")
 	fl.BoolVar(&f.attest, "attestations", false, "every platform image has an SBOM and provenance (in the index, or as referrers on a registry) about it, whose Go modules and base digests agree with the image")

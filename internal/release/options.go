@@ -52,6 +52,11 @@ type Options struct {
 	// layer.Stream). OnImage runs after the platform's OnLayer calls have
 	// returned; an error of either fails the build.
 	OnLayer func(ctx context.Context, image string, p v1.Platform, l v1.Layer) error
+	// Run starts each platform's image of an image whose recipe names a
+	// contract in a sandbox as GitLab starts it (verify.Options.Run with
+	// the contract), before any of it is published; the binary must call
+	// sandbox.Init first in main.
+	Run bool
 	// Attest says whether and where each platform image's SBOM and
 	// provenance go; the zero value writes none.
 	Attest Attest

@@ -63,6 +63,10 @@ type Request struct {
 	CacheDir, CacheDirFrom string
 	// Attest is --attest, --provenance and --attest-dir.
 	Attest AttestRequest
+	// Run is --run: start each platform's image of an image whose recipe
+	// names a contract as GitLab starts it, before anything is published
+	// (Options.Run).
+	Run bool
 	// Outputs are the files the run writes besides its summary.
 	Outputs Outputs
 	// HelperbuildVersion is this program's version (part files, provenance).

@@ -86,6 +86,7 @@ func (p *Prepared) buildOptions(ctx context.Context, r *runState, dest destinati
 		TempDir:          r.tmp,
 		CacheDir:         p.CacheDir,
 		Attest:           p.AttestOptions,
+		Run:              p.Run,
 		Logger:           p.Logger,
 		Progress:         p.Progress,
 		Preflight:        hooks.Preflight,

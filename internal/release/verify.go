@@ -15,9 +15,10 @@ import (
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
-// verifyPlatform runs the checks that need no emulator on one platform's
-// image (config against platform, every new ELF's architecture, the GitLab
-// contract when the recipe names one) as soon as it is assembled, while
+// verifyPlatform runs the per-platform checks on one platform's image
+// (config against platform, every new ELF's architecture, the GitLab
+// contract when the recipe names one, and with opts.Run the contract's
+// start-up runs in a sandbox) as soon as it is assembled, while
 // other platforms still compile, and before any of its blobs is uploaded.
 // It returns the checks for the index report, or an error naming every
 // failure.
@@ -31,7 +32,8 @@ func verifyPlatform(ctx context.Context, name, contract string, p v1.Platform, i
 	if err != nil {
 		return nil, err
 	}
-	marker := verifiedMarker(opts.CacheDir, d, contract, p)
+	run := opts.Run && contract != ""
+	marker := verifiedMarker(opts.CacheDir, d, contract, p, run)
 	if marker != "" {
 		if _, err := os.Stat(marker); err == nil {
 			opts.Logger.Info("platform verified", "image", name, "platform", platform.Format(p), "cached", true)
@@ -43,7 +45,7 @@ func verifyPlatform(ctx context.Context, name, contract string, p v1.Platform, i
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	checks, err := verify.Platform(ctx, img, p, verify.Options{Contract: contract, TempDir: dir})
+	checks, err := verify.Platform(ctx, img, p, verify.Options{Contract: contract, TempDir: dir, Run: run})
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
@@ -91,11 +93,11 @@ func failed(name string, rep *verify.Report) error {
 
 // verifiedMarker names the cache file that records a passed verification
 // of the image with digest d for p and contract; "" without a cache.
-func verifiedMarker(cacheDir string, d v1.Hash, contract string, p v1.Platform) string {
+func verifiedMarker(cacheDir string, d v1.Hash, contract string, p v1.Platform, run bool) string {
 	if cacheDir == "" {
 		return ""
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "helperbuild-verify-v2\x00%s\x00%s\x00%s", d, contract, platform.Format(p))
+	fmt.Fprintf(h, "helperbuild-verify-v2\x00%s\x00%s\x00%s\x00%t", d, contract, platform.Format(p), run)
 	return filepath.Join(cacheDir, "verified", hex.EncodeToString(h.Sum(nil)))
 }
