@@ -33,6 +33,13 @@
 //     check warns that only per-process limits apply. Where no sandbox can
 //     be made, Index and Image return an error (sandbox.ErrUnavailable) and
 //     run nothing.
+//   - start: with Options.Run and a Contract, the image started as GitLab
+//     starts it (docs/startup-run.md): the runner as the Helm chart does
+//     (uid 100, group 65533, no capabilities, its scripts' tools), the
+//     helper as the executors do (as root); each failure names its step,
+//     user, exit status and output tail (StepResult). The tree is unpacked
+//     as a node presents it (owners, modes, foreign ELF files refused), and
+//     the contract's findings about what a start exercised become hints.
 //   - attestations: with Options.Attestations, each platform image has an
 //     SBOM (in-toto, SPDX) and a provenance (SLSA v1) whose subject is its
 //     manifest, in the index (BuildKit's attestation manifests) or else

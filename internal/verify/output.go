@@ -222,7 +222,8 @@ type JSONPlatformReport struct {
 // (keys sorted). Each report carries "ok", "digest", "findings" (every
 // failure and warning once, as Findings lists them: objects with
 // "platform", "check", "path", "reason", "severity" and, for nodes,
-// "node") and "platforms"; each platform "ok", "platform", "digest" and
+// "node", for start-up steps "step", "user", "status" and "output") and
+// "platforms"; each platform "ok", "platform", "digest" and
 // "checks", passing ones included; each check "check", "ok", "reason" and,
 // when set, "path" and "warning". Lists are never null.
 func WriteJSON(w io.Writer, reports map[string]*Report) error {
