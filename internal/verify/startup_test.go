@@ -187,3 +187,25 @@ func TestHelperStartUp(t *testing.T) {
 		})
 	}
 }
+
+// A failed start-up step shows in the table's START column and carries its
+// step, user, status and output tail into the JSON findings.
+func TestStartFindingOutput(t *testing.T) {
+	r := &Report{Digest: "sha256:" + strings.Repeat("a", 64), Platforms: []PlatformReport{{Platform: "linux/arm64", Digest: "sha256:" + strings.Repeat("b", 64),
+		Checks: []Check{{Name: CheckContract, OK: true, Reason: "ok"}, {Name: CheckRun, OK: true, Reason: "ran"},
+			{Name: CheckStart, Reason: "runner start-up: /configmaps/check-live: pgrep: applet not found (uid 100, exited with status 1)",
+				StepResult: StepResult{Step: "/configmaps/check-live", User: "uid 100", Status: 1, Output: "pgrep: applet not found"}}}}}}
+	var table strings.Builder
+	require.NoError(t, WriteTable(&table, "img", r))
+	assert.Contains(t, table.String(), "PLATFORM     DIGEST        CONTRACT  RUN  START\nlinux/arm64  bbbbbbbbbbbb  ok        ok   FAIL\n")
+	var js strings.Builder
+	require.NoError(t, WriteJSON(&js, map[string]*Report{"img": r}))
+	assert.Contains(t, js.String(), `"check": "start",
+        "path": "",
+        "reason": "runner start-up: /configmaps/check-live: pgrep: applet not found (uid 100, exited with status 1)",
+        "severity": "fail",
+        "step": "/configmaps/check-live",
+        "user": "uid 100",
+        "status": 1,
+        "output": "pgrep: applet not found"`)
+}
