@@ -33,6 +33,7 @@ const (
 	ForeignBash         Defect = "bash of another architecture"      // Options.ForeignBash at /bin/bash
 	BuildWithoutUmask   Defect = "gitlab-runner-build without umask" // files the build user cannot change
 	HomeNotWritable     Defect = "home not writable by uid 100"      // /home/gitlab-runner root's 0755
+	EntrypointHangs     Defect = "/entrypoint never ends"            // sleeps; the step's time limit must end it
 )
 
 // Options are the inputs a base needs besides the .debs.
@@ -150,6 +151,8 @@ func (d *Debs) Layer(kind Kind, opts Options) ([]byte, error) {
 		entry = strings.ReplaceAll(entry, "\n", "\r\n")
 	case EntrypointNotExec:
 		mode = 0o644
+	case EntrypointHangs:
+		entry = "#!/bin/bash\nexec sleep 100000\n"
 	case EntrypointDropsArgs:
 		entry = strings.Replace(strings.Replace(entry, `exec gitlab-runner "$@"`, "exec gitlab-runner", 1), `exec "$@"`, "exec gitlab-runner-helper", 1)
 	}

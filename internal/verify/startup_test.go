@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -208,4 +209,27 @@ func TestStartFindingOutput(t *testing.T) {
         "user": "uid 100",
         "status": 1,
         "output": "pgrep: applet not found"`)
+}
+
+// A step that does not end fails when its time limit passes, and nothing it
+// started outlives the run.
+func TestStartUpStepTimeLimit(t *testing.T) {
+	if !sandbox.CanRunAs() || runtime.GOARCH != "amd64" {
+		t.Skip("the start-up runs need root on an amd64 host")
+	}
+	debs := gitlabBaseDebs(t, "amd64")
+	pgrep, err := gitlabbase.BuildPgrep(context.Background(), t.TempDir(), "amd64", "", os.Environ())
+	require.NoError(t, err)
+	layer, err := debs.Layer(gitlabbase.Runner, gitlabbase.Options{Pgrep: pgrep, CA: []byte("ca\n"), Defect: gitlabbase.EntrypointHangs})
+	require.NoError(t, err)
+	img := testImage(t, amd64, v1.Config{Env: []string{imagePath}}, lay{raw: layer}, own(tartest.File("usr/bin/gitlab-runner", 0o755, bins["amd64"])))
+	var pids []int
+	r, err := Index(context.Background(), testIndex(t, listed{amd64, img}), Options{Run: true, Contract: ContractRunner,
+		TempDir: t.TempDir(), RunTimeout: 3 * time.Second, Sandbox: &sandbox.Runner{Started: func(pid int) { pids = append(pids, pid) }}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"start: runner start-up: /configmaps/register-the-runner: did not finish within 3s (uid 100)"}, startFailures(r))
+	require.NotEmpty(t, pids)
+	for _, pid := range pids {
+		assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "sandbox %d ended", pid)
+	}
 }
