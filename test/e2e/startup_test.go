@@ -63,13 +63,13 @@ func buildGitLabBase(ctx context.Context, t *testing.T, kind gitlabbase.Kind, de
 		require.NoError(t, err)
 		images = append(images, img)
 	}
-	require.NoError(t, writeIndexLayout(dir, baseTag, images))
+	require.NoError(t, writeIndexLayout(dir, baseTag, targets, images))
 	return "oci:" + dir + ":" + baseTag
 }
 
-// writeIndexLayout writes images, one per target in order, as one index tagged tag in the
-// OCI layout dir. Entries carry media type, digest, size and platform only.
-func writeIndexLayout(dir, tag string, images []v1.Image) error {
+// writeIndexLayout writes images, one per target of ts in order, as one index tagged tag in
+// the OCI layout dir. Entries carry media type, digest, size and platform only.
+func writeIndexLayout(dir, tag string, ts []target, images []v1.Image) error {
 	p, err := layout.Write(dir, empty.Index)
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func writeIndexLayout(dir, tag string, images []v1.Image) error {
 		if err != nil {
 			return err
 		}
-		desc.Platform = &v1.Platform{OS: targets[i].OS, Architecture: targets[i].Arch, Variant: targets[i].Variant}
+		desc.Platform = &v1.Platform{OS: ts[i].OS, Architecture: ts[i].Arch, Variant: ts[i].Variant}
 		index.Manifests = append(index.Manifests, desc)
 	}
 	raw, err := json.Marshal(index)
