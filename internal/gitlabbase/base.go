@@ -94,6 +94,52 @@ func (d *Debs) Layer(kind Kind, opts Options) ([]byte, error) {
 	}
 	b.dir("home/gitlab-runner", 0o755, home, 65533)
 
+	b.programs(d, opts)
+	b.file("etc/ssl/certs/ca-certificates.crt", 0o644, opts.CA)
+	b.file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\ngitlab-runner:x:100:65533:GitLab Runner:/home/gitlab-runner:/bin/sh\n"))
+	b.file("etc/group", 0o644, []byte("root:x:0:\ngitlab-runner:x:65533:\n"))
+	b.file("etc/os-release", 0o644, []byte("ID=debian\nVERSION_ID=\"12\"\n"))
+	b.file("var/lib/dpkg/status", 0o644, []byte(d.status()))
+	b.file("usr/share/gitlab-runner/clear-docker-cache", 0o755, []byte("#!/bin/sh\nexit 0\n"))
+
+	entry, mode := runnerEntrypoint, int64(0o755)
+	if kind == Helper {
+		entry = helperEntrypoint
+	}
+	switch opts.Defect {
+	case CRLFEntrypoint:
+		entry = strings.ReplaceAll(entry, "\n", "\r\n")
+	case EntrypointNotExec:
+		mode = 0o644
+	case EntrypointHangs:
+		entry = "#!/bin/bash\nexec sleep 100000\n"
+	case EntrypointDropsArgs:
+		entry = strings.Replace(strings.Replace(entry, `exec gitlab-runner "$@"`, "exec gitlab-runner", 1), `exec "$@"`, "exec gitlab-runner-helper", 1)
+	}
+	b.file("entrypoint", mode, []byte(entry))
+	if kind == Helper {
+		b.file("usr/bin/git", 0o755, d.Git)
+		b.file("usr/bin/git-lfs", 0o755, d.GitLFS)
+		for name, f := range d.GitLibs {
+			b.parents(name)
+			if f.link != "" {
+				b.link(name, f.link)
+			} else {
+				b.file(name, f.mode, f.body)
+			}
+		}
+		build := buildScript
+		if opts.Defect == BuildWithoutUmask {
+			build = strings.Replace(build, "umask 0000\n", "", 1)
+		}
+		b.file("usr/bin/gitlab-runner-build", 0o755, []byte(build))
+	}
+	return b.tar()
+}
+
+// programs adds bash, busybox and its applet links, pgrep, dumb-init and the
+// libc it links, with opts.Defect seeded.
+func (b *builder) programs(d *Debs, opts Options) {
 	bash := d.Bash
 	switch opts.Defect {
 	case BashNotBash:
@@ -135,46 +181,6 @@ func (d *Debs) Layer(kind Kind, opts Options) ([]byte, error) {
 			b.file(name, f.mode, f.body)
 		}
 	}
-	b.file("etc/ssl/certs/ca-certificates.crt", 0o644, opts.CA)
-	b.file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\ngitlab-runner:x:100:65533:GitLab Runner:/home/gitlab-runner:/bin/sh\n"))
-	b.file("etc/group", 0o644, []byte("root:x:0:\ngitlab-runner:x:65533:\n"))
-	b.file("etc/os-release", 0o644, []byte("ID=debian\nVERSION_ID=\"12\"\n"))
-	b.file("var/lib/dpkg/status", 0o644, []byte(d.status()))
-	b.file("usr/share/gitlab-runner/clear-docker-cache", 0o755, []byte("#!/bin/sh\nexit 0\n"))
-
-	entry, mode := runnerEntrypoint, int64(0o755)
-	if kind == Helper {
-		entry = helperEntrypoint
-	}
-	switch opts.Defect {
-	case CRLFEntrypoint:
-		entry = strings.ReplaceAll(entry, "\n", "\r\n")
-	case EntrypointNotExec:
-		mode = 0o644
-	case EntrypointHangs:
-		entry = "#!/bin/bash\nexec sleep 100000\n"
-	case EntrypointDropsArgs:
-		entry = strings.Replace(strings.Replace(entry, `exec gitlab-runner "$@"`, "exec gitlab-runner", 1), `exec "$@"`, "exec gitlab-runner-helper", 1)
-	}
-	b.file("entrypoint", mode, []byte(entry))
-	if kind == Helper {
-		b.file("usr/bin/git", 0o755, d.Git)
-		b.file("usr/bin/git-lfs", 0o755, d.GitLFS)
-		for name, f := range d.GitLibs {
-			b.parents(name)
-			if f.link != "" {
-				b.link(name, f.link)
-			} else {
-				b.file(name, f.mode, f.body)
-			}
-		}
-		build := buildScript
-		if opts.Defect == BuildWithoutUmask {
-			build = strings.Replace(build, "umask 0000\n", "", 1)
-		}
-		b.file("usr/bin/gitlab-runner-build", 0o755, []byte(build))
-	}
-	return b.tar()
 }
 
 // status is dpkg's status file for the packages a base holds, so an SBOM

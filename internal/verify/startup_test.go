@@ -21,7 +21,7 @@ import (
 
 // gitlabBaseDebs is where scripts/install-test-deps.sh caches the .debs of
 // the GitLab-like bases; the test is skipped without them.
-func gitlabBaseDebs(t *testing.T, arch string) *gitlabbase.Debs {
+func gitlabBaseDebs(t testing.TB, arch string) *gitlabbase.Debs {
 	t.Helper()
 	cache, err := os.UserCacheDir()
 	if err != nil {
