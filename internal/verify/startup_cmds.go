@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -70,8 +69,8 @@ func helperStartCmds(d startDirs, sh string) []startCmd {
 // startUp runs the start-up commands of the contract on the unpacked tree.
 func (r *runCheck) startUp(ctx context.Context, contract, dir string) ([]Check, error) {
 	if !sandbox.CanRunAs() {
-		return nil, &sandbox.UnavailableError{Step: "start the image as GitLab does",
-			Err: errors.New("the start-up runs need helperbuild to run as root: only root can map uid 100, group 65533 and the image's owners into a sandbox")}
+		return nil, fmt.Errorf("%w: the start-up runs of --contract need helperbuild to run as root (only root can map uid 100, "+
+			"group 65533 and the image's owners into a sandbox), so nothing was run", sandbox.ErrUnavailable)
 	}
 	d, err := makeStartDirs(dir)
 	if err != nil {
