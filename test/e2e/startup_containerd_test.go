@@ -115,7 +115,8 @@ func runnerImageLayout(t *testing.T, debs *gitlabbase.Debs, tg target, d gitlabb
 
 // chartLikeRun imports the layout into containerd and runs the chart's command in it as
 // the image's user (100:65533), with the chart-like scripts and mounts; it reports whether
-// the start-up exited 0, and its output.
+// the start-up got to gitlab-runner (exit 0 after its last step printed gitlab-runner's
+// Version: line), and its output.
 func (s *Suite) chartLikeRun(t *testing.T, tg target, layout, scripts, dir string) (bool, string) {
 	t.Helper()
 	cm := filepath.Join(dir, "configmaps")
@@ -142,5 +143,8 @@ func (s *Suite) chartLikeRun(t *testing.T, tg target, layout, scripts, dir strin
 		"--mount", "type=bind,src="+secrets+",dst=/secrets,options=rbind:ro",
 		"--mount", "type=bind,src="+empty+",dst=/home/gitlab-runner/.gitlab-runner,options=rbind:rw",
 		name, id, "/usr/bin/dumb-init", "--", "/bin/bash", "/configmaps/entrypoint"))
-	return res.ExitCode == 0, res.String()
+	// A pod whose command ends without having run gitlab-runner restarts, and crash-loops:
+	// started means it got to the last step and gitlab-runner printed its version there.
+	_, last, _ := strings.Cut(res.Stdout, "@@step exec /entrypoint run")
+	return res.ExitCode == 0 && strings.Contains(last, "Version:"), res.String()
 }
