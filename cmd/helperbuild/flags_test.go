@@ -119,6 +119,7 @@ func TestEveryFlagInBothModes(t *testing.T) {
 			assert.DirExists(t, r.CacheDir)
 		}),
 		"attest": same([]string{"--attest", "none"}, func(t *testing.T, r *buildRun) { assert.Equal(t, release.AttestNone, r.AttestOptions.Mode) }),
+		"run":    same([]string{"--run"}, func(t *testing.T, r *buildRun) { assert.True(t, r.Run) }),
 		"build --attest-dir": same([]string{"--attest-dir", filepath.Join(tmp, "att")}, func(t *testing.T, r *buildRun) {
 			assert.Equal(t, filepath.Join(tmp, "att"), r.Outputs.AttestDir)
 			assert.DirExists(t, r.Outputs.AttestDir, "made before anything compiles")
