@@ -21,5 +21,5 @@
 //	            v
 //	shared   platform  part  progress  elfcheck  attestspec  rootfs
 //
-//	fixture  testkit  tartest  depcheck  sandbox/sandboxtest (tests only)
+//	fixture  testkit  tartest  depcheck  sandbox/sandboxtest  gitlabbase (tests only)
 package internal
