@@ -25,7 +25,10 @@ demo: build
 
 test: unit e2e docs-check ci-e2e
 
+# The unit tests run qemu-user-static, gcc and git on the host; the script installs them (root)
+# when missing, and a test fails, naming the package, rather than skip without them.
 unit:
+	scripts/install-test-deps.sh unit
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 

@@ -11,6 +11,10 @@
 #      base (internal/gitlabbase). Foreign architectures are added to dpkg only for the
 #      download and removed again; nothing is installed from them.
 #
+# With the argument unit (make unit), only what the unit tests run on the host: qemu-user-static
+# (the sandbox runs arm64 programs under it), gcc and libc6-dev (a dynamically linked cgo
+# program), git. The unit tests fail, naming the package, when one is missing.
+#
 # With the argument gitlab-ci-local (make ci-e2e), also: Node.js and npm (Debian's, if there is
 # no node yet), rsync and gitlab-ci-local 4.52.2 from npm, which run the GitLab CI template.
 #
@@ -33,6 +37,26 @@ as_root() {
 		exit 1
 	fi
 }
+
+# --- 0. the unit tests' tools (argument unit) --------------------------------------------
+if [ "${1:-}" = unit ]; then
+	[ $# -eq 1 ] || {
+		log "unit takes no other argument"
+		exit 2
+	}
+	unit_pkgs=""
+	command -v qemu-aarch64-static >/dev/null 2>&1 || unit_pkgs="$unit_pkgs qemu-user-static"
+	command -v gcc >/dev/null 2>&1 || unit_pkgs="$unit_pkgs gcc libc6-dev"
+	[ -r /usr/include/stdio.h ] || unit_pkgs="$unit_pkgs libc6-dev"
+	command -v git >/dev/null 2>&1 || unit_pkgs="$unit_pkgs git"
+	[ -z "$unit_pkgs" ] && exit 0
+	as_root "install:$unit_pkgs (make unit needs them)"
+	log "installing:$unit_pkgs"
+	apt-get update -qq || log "apt-get update reported errors; installing anyway"
+	# shellcheck disable=SC2086 # word splitting of the package list is intended
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $unit_pkgs
+	exit 0
+fi
 
 # --- 1. packages -------------------------------------------------------------------------
 # command -> Debian package providing it
@@ -95,7 +119,7 @@ for arg in "$@"; do
 	case $arg in
 	gitlab-ci-local) ;;
 	*)
-		log "unknown argument $arg; the only one is gitlab-ci-local"
+		log "unknown argument $arg; the arguments are gitlab-ci-local, or unit alone"
 		exit 2
 		;;
 	esac

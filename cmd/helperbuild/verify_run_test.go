@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 var (
@@ -23,9 +23,7 @@ var (
 // arm64, under names, aimed at h.
 func attackLayout(t *testing.T, h *sandboxtest.Host, names ...string) string {
 	t.Helper()
-	if _, err := exec.LookPath("qemu-aarch64-static"); err != nil {
-		t.Skip("qemu-aarch64-static not installed (apt-get install qemu-user-static)")
-	}
+	testkit.Tool(t, "qemu-aarch64-static")
 	bins := t.TempDir()
 	amd, err := sandboxtest.BuildAdversary(bins, "amd64", os.Environ())
 	require.NoError(t, err)
@@ -82,6 +80,7 @@ func TestVerifyRunNeverEnding(t *testing.T) {
 }
 
 func TestVerifyRunMaxSize(t *testing.T) {
+	testkit.Tool(t, "qemu-aarch64-static") // the arm64 image is checked under qemu
 	dir := writeLayout(t, sandboxtest.Index(t, sandboxtest.BigImage(t, linuxAmd64, 3, 1<<20), sandboxtest.BigImage(t, linuxArm64, 3, 1<<20)))
 	verifyRun(t, dir, []string{"--run-max-size", "2MiB"},
 		"the image unpacks to 3.0 MiB, more than the 2.0 MiB allowed (--run-max-size): nothing was run")

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 // crossPlatforms are the platforms the shared test binaries are built for.
@@ -78,7 +79,10 @@ func builtBinaries(t *testing.T) (map[string]string, string) {
 		if b.err != nil {
 			return
 		}
-		if _, err := exec.LookPath("gcc"); err == nil && runtime.GOOS == "linux" {
+		if runtime.GOOS == "linux" {
+			if _, b.err = testkit.LookTool("gcc"); b.err != nil {
+				return
+			}
 			b.dynamic, b.err = buildCgo(b.dir)
 		}
 	})

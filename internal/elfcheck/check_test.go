@@ -142,9 +142,7 @@ func TestCheckGoSettings(t *testing.T) {
 
 func TestDynamicBinary(t *testing.T) {
 	_, dynamic := builtBinaries(t)
-	if dynamic == "" {
-		t.Skip("gcc not found: cannot link a dynamic cgo binary")
-	}
+	require.NotEmpty(t, dynamic, "the dynamic cgo binary")
 	f := open(t, dynamic)
 	static, err := elfcheck.Static(f)
 	require.NoError(t, err)

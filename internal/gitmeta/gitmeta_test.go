@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 func TestCleanRemote(t *testing.T) {
@@ -36,9 +38,7 @@ func TestParseEpoch(t *testing.T) {
 }
 
 func TestRead(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
+	testkit.Tool(t, "git")
 	ctx := context.Background()
 	dir := t.TempDir()
 	assert.Equal(t, Info{}, Read(ctx, dir, All), "not a repository")

@@ -3,14 +3,14 @@ package sandbox
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
-// adversaries holds the adversary built for "amd64" and, when qemu can run
-// it, "arm64"; read-only after TestMain.
+// adversaries holds the adversary built for "amd64" and "arm64" (run under
+// qemu, which the unit tests need); read-only after TestMain.
 var adversaries = map[string]string{}
 
 func TestMain(m *testing.M) {
@@ -35,11 +35,11 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	arches := []string{"amd64"}
-	if _, err := exec.LookPath("qemu-aarch64-static"); err == nil {
-		arches = append(arches, "arm64")
+	if _, err := testkit.LookTool("qemu-aarch64-static"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	for _, arch := range arches {
+	for _, arch := range []string{"amd64", "arm64"} {
 		if adversaries[arch], err = sandboxtest.BuildAdversary(dir, arch, os.Environ()); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

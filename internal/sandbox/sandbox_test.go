@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 // arch is one way to run the adversary: natively or under qemu-user.
@@ -30,18 +31,12 @@ type arch struct {
 	goarch, emulator string
 }
 
-// arches lists the native architecture and, when available, arm64 under qemu.
+// arches lists the native architecture and arm64 under qemu.
 func arches(t *testing.T) []arch {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the tests' native adversary is amd64")
 	}
-	out := []arch{{goarch: "amd64"}}
-	if q, err := exec.LookPath("qemu-aarch64-static"); err == nil {
-		out = append(out, arch{goarch: "arm64", emulator: q})
-	} else {
-		t.Log("qemu-aarch64-static not installed: arm64 not tested (apt-get install qemu-user-static)")
-	}
-	return out
+	return []arch{{goarch: "amd64"}, {goarch: "arm64", emulator: testkit.Tool(t, "qemu-aarch64-static")}}
 }
 
 // imageRoot makes an unpacked image owned by Owner(): /etc, and the

@@ -1,6 +1,7 @@
 // Package testkit holds the fixtures several packages' tests share: random
 // images whose config names a platform, OCI indexes of them (also with a
 // layer every platform shares), an in-process registry (with optional basic
-// authentication, and a counter of blob downloads), and a log sink safe for
-// concurrent writers. Only tests import it (internal/depcheck checks it).
+// authentication, and a counter of blob downloads), a log sink safe for
+// concurrent writers, and the host tools the unit tests need (missing, a
+// test fails). Only tests import it (internal/depcheck checks it).
 package testkit

@@ -3,7 +3,6 @@ package verify
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,12 +14,11 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/sandbox"
 	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 func needQemu(t *testing.T) {
-	if _, err := exec.LookPath("qemu-aarch64-static"); err != nil {
-		t.Skip("qemu-aarch64-static not installed (apt-get install qemu-user-static)")
-	}
+	testkit.Tool(t, "qemu-aarch64-static")
 }
 
 // adversaryIndex lists an amd64 (native) and an arm64 (qemu) image of the

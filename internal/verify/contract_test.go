@@ -138,8 +138,8 @@ func TestContract(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.needs != "" && bins[tt.needs] == nil {
-				t.Skipf("no %s test binary (gcc missing)", tt.needs)
+			if tt.needs != "" {
+				require.NotNil(t, bins[tt.needs], "the %s test binary", tt.needs)
 			}
 			img := testImage(t, amd64, tt.cfg, tt.layers()...)
 			r, err := Image(context.Background(), img, Options{Platforms: []v1.Platform{amd64}, Contract: tt.contract, TempDir: t.TempDir()})

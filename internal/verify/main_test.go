@@ -10,6 +10,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/sandbox"
 	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 // bins holds the test binaries TestMain builds, by key: "amd64", "arm64"
@@ -53,9 +54,11 @@ func runTests(m *testing.M) int {
 		{"arm64", "./testdata/hello", "arm64", "0", "-s -w"},
 		{"arm64-liar", "./testdata/hello", "arm64", "0", "-s -w -X main.osArch=linux/amd64"},
 	}
-	if _, err := exec.LookPath("gcc"); err == nil {
-		builds = append(builds, struct{ key, pkg, goarch, cgo, ldflags string }{"cgo", "./testdata/hellocgo", runtime.GOARCH, "1", "-s -w"})
+	if _, err := testkit.LookTool("gcc"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
+	builds = append(builds, struct{ key, pkg, goarch, cgo, ldflags string }{"cgo", "./testdata/hellocgo", runtime.GOARCH, "1", "-s -w"})
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	for _, b := range builds {
 		out := filepath.Join(dir, b.key)
