@@ -44,6 +44,9 @@ func baseEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
+// testRevision is the commit the CLI tests' helperbuild says it was built from.
+const testRevision = "0123456789abcdef0123456789abcdef01234567"
+
 // cacheRoot is the CLI tests' shared helperbuild cache, so a re-run hits
 // it. TestMain makes it (not a sandbox's init, which is this binary too).
 var cacheRoot string
@@ -57,6 +60,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// A development build's stamp, as make build writes it (init pins its
+	// CI template to the commit); set before any test runs.
+	revision = testRevision
 	var err error
 	if cacheRoot, err = os.MkdirTemp("", "helperbuild-cli-cache-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -85,11 +84,11 @@ func runInit(cmd *cobra.Command, env Env, f *initFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
-	ref := version
-	if !strings.HasPrefix(ref, "v") {
-		ref = "main" // a development build: the template as on the main branch
+	ref, refComment, err := scaffold.TemplateRef(stamp())
+	if err != nil {
+		return err
 	}
-	ci := scaffold.CI(repo, templateProject, ref)
+	ci := scaffold.CI(repo, templateProject, ref, refComment)
 	out := cmd.OutOrStdout()
 	if f.stdout {
 		fmt.Fprintf(out, "# --- %s\n%s\n# --- %s\n%s", initRecipe, recipe, ciPath, ci)

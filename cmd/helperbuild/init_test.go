@@ -85,7 +85,7 @@ func TestInitBuildsTheExample(t *testing.T) {
 	assert.Contains(t, written, "\n    # contract: helper\n")
 	assert.Contains(t, written, "\n    # contract: runner\n")
 	assert.Equal(t, "gitlab-runner", plan.Images[1].Name)
-	assert.Contains(t, ci, "file: ci/gitlab/release.gitlab-ci.yml")
+	assert.Contains(t, ci, "\n    # the template at the commit of the development build of helperbuild (dev) that wrote this; change ref to a release tag\n    ref: "+testRevision+"\n    file: ci/gitlab/release.gitlab-ci.yml\n")
 
 	// A second init refuses, and changes nothing.
 	code, stdout, stderr = run(t, baseEnv(), "init")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -28,6 +29,27 @@ func newVersionCmd() *cobra.Command {
 
 // versionText is what `helperbuild version` and `helperbuild --version` print.
 func versionText() string {
+	v, rev := stamp()
 	return fmt.Sprintf("Version:      %s\nGit revision: %s\nGO version:   %s\nOS/Arch:      %s/%s\n",
-		version, revision, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		v, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// stamp is helperbuild's version and revision: the -ldflags ones, else what
+// Go recorded in the binary (the module version of a go install ...@vX.Y.Z,
+// the commit of a build in a git checkout).
+func stamp() (v, rev string) {
+	v, rev = version, revision
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v, rev
+	}
+	if v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		v = info.Main.Version
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && rev == "unknown" {
+			rev = s.Value
+		}
+	}
+	return v, rev
 }

@@ -129,11 +129,12 @@ images:
 
 // CI is the GitLab CI fragment that releases r's recipe on every tag
 // through helperbuild's template (one job per platform, one merge), as
-// included from project at ref. The jobs are named after the module
-// (gitlab-runner-build, gitlab-runner-release).
-func CI(r *Repo, project, ref string) []byte {
+// included from project at ref, with refComment (TemplateRef's) above it.
+// The jobs are named after the module (gitlab-runner-build,
+// gitlab-runner-release).
+func CI(r *Repo, project, ref, refComment string) []byte {
 	var buf bytes.Buffer
-	_ = ciTemplate.Execute(&buf, map[string]any{"Project": project, "Ref": ref, "Name": jobName(r.Module),
+	_ = ciTemplate.Execute(&buf, map[string]any{"Project": project, "Ref": ref, "RefComment": refComment, "Name": jobName(r.Module),
 		"Platforms": strings.Join(Platforms, ", ")})
 	return buf.Bytes()
 }
@@ -162,6 +163,7 @@ var ciTemplate = template.Must(template.New("ci").Parse(`# Release the images of
 # ...) for later jobs. Images go to CI_REGISTRY_IMAGE/<image name>.
 include:
   - project: {{.Project}}
+    # {{.RefComment}}
     ref: {{.Ref}}
     file: ci/gitlab/release.gitlab-ci.yml
     inputs:

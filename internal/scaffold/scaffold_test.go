@@ -1,8 +1,10 @@
 package scaffold
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,13 +65,39 @@ func TestInspect(t *testing.T) {
 	assert.Contains(t, string(recipe), `args: {BASE_IMAGE: "registry.example.com/base/helper:1"}`)
 	assert.NotContains(t, string(recipe), "BASE_IMAGE is scratch")
 
-	ci := string(CI(r, "helperbuild/helperbuild", "v1.0.0"))
+	ci := string(CI(r, "helperbuild/helperbuild", "v1.0.0", "why v1.0.0"))
 	assert.Contains(t, ci, "      name: runner\n", "jobs named after the module")
-	assert.Contains(t, ci, "    ref: v1.0.0\n    file: ci/gitlab/release.gitlab-ci.yml\n")
+	assert.Contains(t, ci, "    # why v1.0.0\n    ref: v1.0.0\n    file: ci/gitlab/release.gitlab-ci.yml\n")
 	assert.Equal(t, "gitlab-runner", jobName("gitlab.com/gitlab-org/gitlab-runner"))
 	assert.Equal(t, "my-fork-2", jobName("example.com/My_Fork.2"))
 	assert.Equal(t, "release", jobName("example.com/_"))
 
 	_, err = Recipe(&Repo{Others: []string{"./cmd/a"}}, "scratch")
 	assert.ErrorContains(t, err, "found main packages ./cmd/a, none named gitlab-runner-helper or gitlab-runner")
+}
+
+// The template is pinned to the helperbuild that writes the fragment: its
+// release tag, else its commit; never a branch.
+func TestTemplateRef(t *testing.T) {
+	const commit = "0123456789abcdef0123456789abcdef01234567"
+	tests := []struct {
+		version, revision, ref, comment string
+	}{
+		{"v1.2.3", commit, "v1.2.3", "the template of helperbuild v1.2.3, which wrote this; move ref and the helperbuild version together"},
+		{"v1.3.0-rc.1", "unknown", "v1.3.0-rc.1", "the template of helperbuild v1.3.0-rc.1, which wrote this; move ref and the helperbuild version together"},
+		{"v1.2.3-4-g0123456", commit, commit, "the template at the commit of the development build of helperbuild (v1.2.3-4-g0123456) that wrote this; change ref to a release tag"},
+		{"v1.2.3-dirty", commit, commit, "the template at the commit of the development build of helperbuild (v1.2.3-dirty) that wrote this; change ref to a release tag"},
+		{"f176a8d", commit, commit, "the template at the commit of the development build of helperbuild (f176a8d) that wrote this; change ref to a release tag"},
+		{"dev", strings.Repeat("ab", 32), strings.Repeat("ab", 32), "the template at the commit of the development build of helperbuild (dev) that wrote this; change ref to a release tag"},
+	}
+	for _, tt := range tests {
+		ref, comment, err := TemplateRef(tt.version, tt.revision)
+		require.NoError(t, err, tt.version)
+		assert.Equal(t, tt.ref, ref, tt.version)
+		assert.Equal(t, tt.comment, comment, tt.version)
+	}
+	for _, tt := range []struct{ version, revision string }{{"dev", "unknown"}, {"main", ""}, {"v1.2", "0123456"}, {"v1.2.3-4-g0123456", "unknown"}} {
+		_, _, err := TemplateRef(tt.version, tt.revision)
+		assert.EqualError(t, err, fmt.Sprintf("this helperbuild knows neither its release tag nor its commit (version %q, revision %q), so the CI fragment could only follow a branch: use a release, or build helperbuild with make build (which stamps both)", tt.version, tt.revision))
+	}
 }
