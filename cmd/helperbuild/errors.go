@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/helperbuild/helperbuild/internal/execerr"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
 
 // errorLine is the one line Run prints for err: with the way out where
 // helperbuild knows it, nothing of a URL past its path (blob upload
-// locations carry the session's state in their query), no line breaks.
+// locations carry the session's state in their query), no line breaks;
+// a child process's failure (execerr) keeps its lines: its output, then the
+// way out.
 func errorLine(ctx context.Context, env Env, err error) string {
 	msg := err.Error()
 	if ctx.Err() != nil {
@@ -21,6 +24,9 @@ func errorLine(ctx context.Context, env Env, err error) string {
 		if host, ok := release.UnauthorizedHost(err); ok {
 			msg += "; " + credentialSource(env, host)
 		}
+	}
+	if execerr.Is(err) && ctx.Err() == nil {
+		return strings.TrimSpace(progress.Redact(msg))
 	}
 	return progress.JoinLines(progress.Redact(msg), " | ")
 }

@@ -8,17 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/helperbuild/helperbuild/internal/execerr"
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
-
-// maxOutput caps the compiler output kept in an error.
-const maxOutput = 16 << 10
 
 // Target is one binary to build.
 type Target struct {
@@ -58,8 +55,8 @@ type job struct {
 // Build runs `go build -o Output -trimpath Flags... -ldflags Ldflags Main`
 // for every target, at most opts.Jobs at a time. It returns after every
 // started build has ended: nil if all succeeded, else the first failure
-// (`build ./apps/x for linux/arm64: exit status 1` followed by the compiler's
-// output on the next lines). If ctx is cancelled it returns ctx's error.
+// (an *execerr.Error: `build ./apps/x for linux/arm64: exit status 1`, the
+// compiler's first lines, and the way out when go's output shows it). If ctx is cancelled it returns ctx's error.
 func Build(ctx context.Context, targets []Target, opts Options) error {
 	jobs, err := plan(targets, opts)
 	if err != nil {
@@ -152,8 +149,8 @@ func plan(targets []Target, opts Options) ([]job, error) {
 	return jobs, nil
 }
 
-// compile runs one go build. On failure the error carries the command's
-// combined output, unless ctx ended the build.
+// compile runs one go build. On failure the error is an *execerr.Error
+// with the command's output, unless ctx ended the build.
 func compile(ctx context.Context, goCmd, dir string, j job) error {
 	if err := os.MkdirAll(filepath.Dir(j.target.Output), 0o755); err != nil {
 		return fmt.Errorf("build %s: %w", j.name, err)
@@ -169,12 +166,5 @@ func compile(ctx context.Context, goCmd, dir string, j job) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("build %s: %w", j.name, ctxErr)
 	}
-	msg := strings.TrimSpace(string(out))
-	if msg == "" {
-		return fmt.Errorf("build %s: %w", j.name, err)
-	}
-	if len(msg) > maxOutput {
-		msg = msg[:maxOutput] + fmt.Sprintf("\n... (%d more bytes of output)", len(msg)-maxOutput)
-	}
-	return fmt.Errorf("build %s: %w\n%s", j.name, err, msg)
+	return execerr.New("build "+j.name, err, out)
 }

@@ -28,7 +28,8 @@ import (
 func writeModule(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	files["go.mod"] = "module example.com/hello\n\ngo 1.26\n"
+	files["go.mod"] = "module example.com/hello\n\ngo 1.26\n" + files["go.mod.extra"]
+	delete(files, "go.mod.extra")
 	for name, content := range files {
 		path := filepath.Join(dir, name)
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))

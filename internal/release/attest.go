@@ -1,6 +1,7 @@
 package release
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/execerr"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/recipe"
@@ -177,9 +179,11 @@ func newAttestor(ctx context.Context, opts Options, plan *recipe.Plan, env []str
 	}
 	cmd := exec.CommandContext(ctx, opts.Go, "env", "GOVERSION")
 	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("attestations: %s env GOVERSION: %w", opts.Go, err)
+		return nil, execerr.New("attestations: "+opts.Go+" env GOVERSION", err, stderr.Bytes())
 	}
 	a := &attestor{opts: opts.Attest, goVersion: strings.TrimSpace(string(out)), bins: map[string]*binaryInfo{}, started: opts.Attest.Now(), created: opts.Meta.Created}
 	for _, kv := range env {

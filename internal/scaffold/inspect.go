@@ -14,7 +14,8 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
-	"strings"
+
+	"github.com/helperbuild/helperbuild/internal/execerr"
 )
 
 // Image names with a built-in Dockerfile, and what their binaries are
@@ -71,7 +72,7 @@ func Inspect(ctx context.Context, dir, goCmd string, env []string) (*Repo, error
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("go list ./... in %s: %w: %s", dir, err, strings.TrimSpace(stderr.String()))
+		return nil, execerr.New("go list ./... in "+dir, err, stderr.Bytes())
 	}
 	var pkgs []goPackage
 	dec := json.NewDecoder(&stdout)
