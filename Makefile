@@ -9,7 +9,7 @@ REVISION  := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X main.version=$(VERSION) -X main.revision=$(REVISION)
 DEMO_OUT  := out/demo
 
-.PHONY: all build demo test unit e2e ci-e2e docs-check fuzz bench clean
+.PHONY: all build demo test unit cross-os e2e ci-e2e docs-check fuzz bench clean
 
 all: build
 
@@ -27,10 +27,16 @@ test: unit e2e docs-check ci-e2e
 
 # The unit tests run qemu-user-static, gcc and git on the host; the script installs them (root)
 # when missing, and a test fails, naming the package, rather than skip without them.
-unit:
+unit: cross-os
 	scripts/install-test-deps.sh unit
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+
+# The command builds for macOS and Windows too (its verify --run says there that it needs
+# Linux); part of make unit, so make test checks it.
+cross-os:
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/helperbuild
+	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/helperbuild
 
 e2e:
 	scripts/install-test-deps.sh

@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 import (
@@ -28,9 +30,6 @@ const (
 	stageExec  = "exec"  // exec failed
 	stageProbe = "probe" // set up, and nothing to run
 )
-
-// emulatorPath is where the emulator is bind-mounted inside the sandbox.
-const emulatorPath = "/dev/.helperbuild-emulator"
 
 // initConfig is what Runner.start tells the init.
 type initConfig struct {

@@ -207,11 +207,8 @@ func exitReason(exit *exec.ExitError) string {
 	if !ok || !ws.Signaled() {
 		return fmt.Sprintf("exited with status %d", exit.ExitCode())
 	}
-	switch ws.Signal() {
-	case syscall.SIGXCPU:
-		return "used up its CPU time limit (SIGXCPU)"
-	case syscall.SIGXFSZ:
-		return "wrote a file over its size limit (SIGXFSZ)"
+	if why := limitSignal(ws.Signal()); why != "" {
+		return why
 	}
 	return "was killed by " + ws.Signal().String()
 }
