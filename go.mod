@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/containerd/platforms v1.0.0-rc.5
+	github.com/docker/cli v29.8.2+incompatible
 	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/goccy/go-yaml v1.19.2
 	github.com/google/go-containerregistry v0.22.1
@@ -29,7 +30,6 @@ require (
 	github.com/anchore/go-struct-converter v0.1.0 // indirect
 	github.com/containerd/log v0.2.0 // indirect
 	github.com/containerd/typeurl/v2 v2.3.0 // indirect
-	github.com/docker/cli v29.8.2+incompatible // indirect
 	github.com/docker/docker-credential-helpers v0.9.9 // indirect
 	github.com/docker/go-units v0.5.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect

@@ -8,17 +8,19 @@ import (
 // keychain returns the credentials helperbuild uses: in GitLab CI,
 // CI_REGISTRY_USER/CI_REGISTRY_PASSWORD for CI_REGISTRY; for every other
 // registry (and outside CI) the Docker config keychain (DOCKER_CONFIG,
-// ~/.docker/config.json, REGISTRY_AUTH_FILE, credential helpers).
+// ~/.docker/config.json, REGISTRY_AUTH_FILE, credential helpers), its
+// files found from env.
 func keychain(env Env) authn.Keychain {
 	ci := ciKeychain{
 		registry: env.Get("CI_REGISTRY"),
 		user:     env.Get("CI_REGISTRY_USER"),
 		password: env.Get("CI_REGISTRY_PASSWORD"),
 	}
+	docker := newDockerKeychain(env)
 	if ci.registry == "" || ci.user == "" {
-		return authn.DefaultKeychain
+		return docker
 	}
-	return authn.NewMultiKeychain(ci, authn.DefaultKeychain)
+	return authn.NewMultiKeychain(ci, docker)
 }
 
 // ciKeychain answers for exactly one registry.
@@ -49,7 +51,7 @@ func credentialSource(env Env, host string) string {
 		docker = "the Docker config in DOCKER_CONFIG=" + dir
 	}
 	var msg string
-	if sentDockerCredentials(host) {
+	if sentDockerCredentials(env, host) {
 		msg = "helperbuild sent the credentials for " + host + " from " + docker + ": log in again with docker login " + host
 	} else {
 		msg = "helperbuild found no credentials for " + host + " in " + docker + " and sent none: log in with docker login " + host
@@ -66,11 +68,11 @@ func credentialSource(env Env, host string) string {
 
 // sentDockerCredentials reports whether the Docker config keychain has
 // credentials for host.
-func sentDockerCredentials(host string) bool {
+func sentDockerCredentials(env Env, host string) bool {
 	reg, err := name.NewRegistry(host)
 	if err != nil {
 		return false
 	}
-	auth, err := authn.DefaultKeychain.Resolve(reg)
+	auth, err := newDockerKeychain(env).Resolve(reg)
 	return err == nil && auth != authn.Anonymous
 }
