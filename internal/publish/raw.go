@@ -152,6 +152,11 @@ func (c *rawClients) hasReferrersAPI(ctx context.Context, repo name.Repository, 
 	switch resp.StatusCode {
 	case http.StatusNotFound, http.StatusBadRequest, http.StatusMethodNotAllowed:
 		return false, nil
+	case http.StatusUnauthorized, http.StatusForbidden:
+		// Some registries and proxies refuse the route rather than serve it;
+		// for the release it is no API here. If the credentials are what the
+		// registry refuses, the fallback tag's read fails and says so.
+		return false, nil
 	}
 	if err := transport.CheckError(resp, http.StatusOK); err != nil {
 		return false, fmt.Errorf("referrers of %s@%s: %w", repo, subject, imageref.Explain(err))

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -170,4 +171,54 @@ func mustDigest(t *testing.T, idx v1.ImageIndex) v1.Hash {
 	d, err := idx.Digest()
 	require.NoError(t, err)
 	return d
+}
+
+// refuseReferrers answers every request to the referrers route with status.
+func refuseReferrers(status int) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.Contains(r.URL.Path, "/referrers/") {
+				w.WriteHeader(status)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// A registry that answers 401 or 403 on the referrers route has no API
+// there for the release: the referrers go to the fallback tag.
+func TestReferrersRouteRefusedMeansFallback(t *testing.T) {
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			host := testkit.Registry(t, refuseReferrers(status))
+			idx, digests := testIndex(t)
+			repo := mustRepo(t, host+"/g/helper")
+			refs := []Referrer{referrer(t, idx, digests[0], "sbom amd64")}
+			res, err := ToRegistry(context.Background(), []Image{{Repository: repo, Index: idx, Tags: []string{"v1"}, Referrers: refs}}, RegistryOptions{})
+			require.NoError(t, err)
+			assert.Equal(t, []string{repo.Tag(FallbackTag(digests[0])).String(), repo.Tag("v1").String()}, res.Written)
+		})
+	}
+}
+
+// When the fallback tag is refused too, the release fails before any tag
+// moves, naming the tag.
+func TestReferrersRouteAndFallbackTagRefused(t *testing.T) {
+	host := testkit.Registry(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.Contains(r.URL.Path, "/referrers/") || strings.Contains(r.URL.Path, "/manifests/sha256-") {
+				w.WriteHeader(http.StatusForbidden)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	idx, digests := testIndex(t)
+	repo := mustRepo(t, host+"/g/helper")
+	refs := []Referrer{referrer(t, idx, digests[0], "sbom amd64")}
+	_, err := ToRegistry(context.Background(), []Image{{Repository: repo, Index: idx, Tags: []string{"v1"}, Referrers: refs}}, RegistryOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "read "+repo.String()+":"+FallbackTag(digests[0]))
+	assert.Empty(t, tags(t, repo), "no tag moved")
 }
