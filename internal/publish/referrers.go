@@ -3,14 +3,10 @@ package publish
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
@@ -66,10 +62,11 @@ func (p *publisher) pushReferrers(ctx context.Context, repo name.Repository, ref
 // fallbackTag is a referrers index to write as tag sha256-<subject hex>,
 // for a registry without the referrers API.
 type fallbackTag struct {
-	repo  name.Repository
-	tag   string
-	raw   []byte
-	count int // referrers it lists
+	repo    name.Repository
+	tag     string
+	subject v1.Hash
+	add     []v1.Descriptor // the release's referrers of subject
+	count   int             // referrers it lists, as planned
 }
 
 // FallbackTag is the referrers tag schema's tag of subject: sha256-<hex>.
@@ -122,40 +119,16 @@ func (p *publisher) planFallbacks(ctx context.Context, images []Image, repos []n
 	return out, nil
 }
 
-// fallbackIndex reads subject's fallback tag and returns the referrers
-// index to write there: what it listed, plus add, sorted by digest (as
-// go-containerregistry and regclient keep it).
+// fallbackIndex reads subject's fallback tag, checking that it can hold a
+// referrers index, and plans the release's referrers add there.
 func (p *publisher) fallbackIndex(ctx context.Context, repo name.Repository, subject v1.Hash, add []v1.Descriptor) (fallbackTag, error) {
-	tag := FallbackTag(subject)
-	raw, mt, found, err := p.raw.getManifest(ctx, repo, tag)
-	if err != nil {
-		return fallbackTag{}, fmt.Errorf("read %s:%s: %w", repo, tag, imageref.Explain(err))
-	}
-	im := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}
-	if found {
-		if err := resolvesToSubject(repo, tag, subject, raw); err != nil {
-			return fallbackTag{}, err
-		}
-		if mt != types.OCIImageIndex {
-			return fallbackTag{}, fmt.Errorf("%s:%s is a %s, not a referrers index: the tag is taken; remove it or use --attest index", repo, tag, mt)
-		}
-		old, err := v1.ParseIndexManifest(bytes.NewReader(raw))
-		if err != nil {
-			return fallbackTag{}, fmt.Errorf("%s:%s: %w", repo, tag, err)
-		}
-		im.Manifests = old.Manifests
-	}
-	for _, d := range add {
-		if !slices.ContainsFunc(im.Manifests, func(o v1.Descriptor) bool { return o.Digest == d.Digest }) {
-			im.Manifests = append(im.Manifests, d)
-		}
-	}
-	slices.SortFunc(im.Manifests, func(a, b v1.Descriptor) int { return strings.Compare(a.Digest.String(), b.Digest.String()) })
-	out, err := json.Marshal(im)
+	f := fallbackTag{repo: repo, tag: FallbackTag(subject), subject: subject, add: add}
+	current, err := p.readFallback(ctx, f)
 	if err != nil {
 		return fallbackTag{}, err
 	}
-	return fallbackTag{repo: repo, tag: tag, raw: out, count: len(im.Manifests)}, nil
+	f.count = len(withReferrers(current, add))
+	return f, nil
 }
 
 // resolvesToSubject fails when what the registry served for the fallback
@@ -170,20 +143,4 @@ func resolvesToSubject(repo name.Repository, tag string, subject v1.Hash, raw []
 	}
 	return fmt.Errorf("registry %s resolves the tag %s to the manifest %s itself, so it cannot hold the referrers fallback tag there; publish the attestations in the image index with --attest index (or --attest none)",
 		repo.RegistryStr(), tag, subject)
-}
-
-// writeFallback PUTs a fallback tag and reads it back: a registry that
-// resolves it to anything else than what was written is refused.
-func (p *publisher) writeFallback(ctx context.Context, f fallbackTag) error {
-	if err := p.raw.putManifest(ctx, f.repo, f.tag, types.OCIImageIndex, f.raw); err != nil {
-		return err
-	}
-	raw, _, found, err := p.raw.getManifest(ctx, f.repo, f.tag)
-	if err != nil {
-		return err
-	}
-	if !found || !bytes.Equal(raw, f.raw) {
-		return fmt.Errorf("registry %s does not serve the referrers index written as %s; publish the attestations in the image index with --attest index", f.repo.RegistryStr(), f.tag)
-	}
-	return nil
 }

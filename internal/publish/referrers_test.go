@@ -1,10 +1,16 @@
 package publish
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -221,4 +227,55 @@ func TestReferrersRouteAndFallbackTagRefused(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "read "+repo.String()+":"+FallbackTag(digests[0]))
 	assert.Empty(t, tags(t, repo), "no tag moved")
+}
+
+// Another writer's PUT of the fallback tag (made from what it read before
+// the release wrote) that lands between the release's write and its
+// read-back replaces the release's index with one that lacks its referrers: the release sees it, adds them again, and both writers'
+// referrers are listed.
+func TestReferrersFallbackTagLostUpdate(t *testing.T) {
+	idx, digests := testIndex(t)
+	theirs := referrer(t, idx, digests[0], "their signature")
+	fb := FallbackTag(digests[0])
+	var once sync.Once
+	var armed atomic.Bool
+	host := testkit.Registry(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r)
+			if !armed.Load() || r.Method != http.MethodPut || !strings.HasSuffix(r.URL.Path, "/manifests/"+fb) {
+				return
+			}
+			once.Do(func() { // the other writer, who read the tag before the release wrote it
+				body, err := json.Marshal(v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: []v1.Descriptor{theirs.Entry}})
+				require.NoError(t, err)
+				req := httptest.NewRequest(http.MethodPut, r.URL.Path, bytes.NewReader(body))
+				req.Header.Set("Content-Type", string(types.OCIImageIndex))
+				rec := httptest.NewRecorder()
+				next.ServeHTTP(rec, req)
+				require.Equal(t, http.StatusCreated, rec.Code)
+			})
+		})
+	})
+	repo := mustRepo(t, host+"/g/helper")
+	// Their referrer is in the registry (go-containerregistry lists it in the fallback tag).
+	require.NoError(t, remote.WriteIndex(repo.Digest(mustDigest(t, idx).String()), idx))
+	require.NoError(t, remote.Write(repo.Digest(theirs.Entry.Digest.String()), theirs.Manifest))
+	armed.Store(true)
+	ours := []Referrer{referrer(t, idx, digests[0], "sbom amd64"), referrer(t, idx, digests[0], "prov amd64")}
+	var log testkit.Buffer
+	_, err := ToRegistry(context.Background(), []Image{{Repository: repo, Index: idx, Tags: []string{"v1"}, Referrers: ours}},
+		RegistryOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	require.NoError(t, err)
+	got, err := remote.Referrers(repo.Digest(digests[0].String()))
+	require.NoError(t, err)
+	im, err := got.IndexManifest()
+	require.NoError(t, err)
+	var gotDigests []string
+	for _, d := range im.Manifests {
+		gotDigests = append(gotDigests, d.Digest.String())
+	}
+	want := []string{theirs.Entry.Digest.String(), ours[0].Entry.Digest.String(), ours[1].Entry.Digest.String()}
+	slices.Sort(want)
+	assert.Equal(t, want, gotDigests, "nothing lost")
+	assert.Contains(t, log.String(), "referrers tag replaced by another writer")
 }

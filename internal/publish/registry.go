@@ -212,11 +212,12 @@ func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.
 	}
 	for n, f := range fallbacks {
 		tag := f.repo.Tag(f.tag)
-		if err := p.writeFallback(ctx, f); err != nil {
+		count, err := p.writeFallback(ctx, f)
+		if err != nil {
 			return res, &TagError{Tag: tag.String(), Written: slices.Clone(res.Written), Err: imageref.Explain(err), NotWritten: notWritten(n)}
 		}
 		res.Written = append(res.Written, tag.String())
-		p.log.Info("tagged", "tag", tag.String(), "referrers", f.count)
+		p.log.Info("tagged", "tag", tag.String(), "referrers", count)
 	}
 	for n, t := range pending {
 		img := images[t.image]
