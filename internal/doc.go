@@ -19,7 +19,7 @@
 //	         retry  outfile (atomic files)  gitmeta  sandbox
 //	            |
 //	            v
-//	shared   platform  part  progress  elfcheck  attestspec  rootfs
+//	shared   platform  part  progress  elfcheck  attestspec  rootfs  execerr
 //
 //	fixture  testkit  tartest  depcheck  sandbox/sandboxtest  gitlabbase (tests only)
 package internal
