@@ -3,6 +3,8 @@ package main
 import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/helperbuild/helperbuild/internal/release"
 )
 
 // keychain returns the credentials helperbuild uses: in GitLab CI,
@@ -16,7 +18,7 @@ func keychain(env Env) authn.Keychain {
 		user:     env.Get("CI_REGISTRY_USER"),
 		password: env.Get("CI_REGISTRY_PASSWORD"),
 	}
-	docker := newDockerKeychain(env)
+	docker := dockerKeychain(env)
 	if ci.registry == "" || ci.user == "" {
 		return docker
 	}
@@ -73,6 +75,12 @@ func sentDockerCredentials(env Env, host string) bool {
 	if err != nil {
 		return false
 	}
-	auth, err := newDockerKeychain(env).Resolve(reg)
+	auth, err := dockerKeychain(env).Resolve(reg)
 	return err == nil && auth != authn.Anonymous
+}
+
+// dockerKeychain is the Docker config keychain, its files found from env.
+func dockerKeychain(env Env) authn.Keychain {
+	return release.DockerKeychain(release.DockerConfigFiles{DockerConfig: env.Get("DOCKER_CONFIG"), Home: env.Get("HOME"),
+		RegistryAuthFile: env.Get("REGISTRY_AUTH_FILE"), XDGRuntimeDir: env.Get("XDG_RUNTIME_DIR"), XDGConfigHome: env.Get("XDG_CONFIG_HOME")})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/helperbuild/helperbuild/internal/execerr"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
@@ -25,7 +24,7 @@ func errorLine(ctx context.Context, env Env, err error) string {
 			msg += "; " + credentialSource(env, host)
 		}
 	}
-	if execerr.Is(err) && ctx.Err() == nil {
+	if release.KeepsLines(err) && ctx.Err() == nil {
 		return strings.TrimSpace(progress.Redact(msg))
 	}
 	return progress.JoinLines(progress.Redact(msg), " | ")

@@ -3,10 +3,14 @@ package release
 import (
 	"errors"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+
 	"github.com/helperbuild/helperbuild/internal/attest"
+	"github.com/helperbuild/helperbuild/internal/execerr"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/layer"
 	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // DefaultCompressionLevel is the gzip level of new layers unless the
@@ -42,3 +46,14 @@ func UnauthorizedHost(err error) (string, bool) {
 // DefaultProvenance is the provenance detail unless the request says
 // otherwise: min, nothing run-specific.
 const DefaultProvenance = string(attest.ProvenanceMin)
+
+// KeepsLines reports whether err's message is lines to print as they are:
+// a child process's failure (go build's output, then the way out).
+func KeepsLines(err error) bool { return execerr.Is(err) }
+
+// DockerConfigFiles say where the Docker config and Podman's auth file are.
+type DockerConfigFiles = registry.DockerConfigFiles
+
+// DockerKeychain is the Docker config keychain with its files found from f,
+// never the process's environment.
+func DockerKeychain(f DockerConfigFiles) authn.Keychain { return registry.DockerKeychain(f) }

@@ -1,4 +1,4 @@
-package main
+package registry
 
 import (
 	"context"
@@ -11,29 +11,38 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 )
 
-// dockerKeychain is go-containerregistry's default keychain (the Docker
-// config, else Podman's auth file) with its files found from env, the
-// environment given to Run, rather than the process's: authn.DefaultKeychain
-// reads DOCKER_CONFIG, HOME and REGISTRY_AUTH_FILE with os.Getenv.
+// DockerConfigFiles are the environment variables that say where the Docker
+// config and Podman's auth file are, as the caller's environment has them.
+type DockerConfigFiles struct {
+	DockerConfig, Home, RegistryAuthFile, XDGRuntimeDir, XDGConfigHome string
+}
+
+// DockerKeychain is go-containerregistry's default keychain (the Docker
+// config, else Podman's auth file) with its files found from f rather than
+// the process's environment: authn.DefaultKeychain reads DOCKER_CONFIG, HOME
+// and REGISTRY_AUTH_FILE with os.Getenv.
+func DockerKeychain(f DockerConfigFiles) authn.Keychain { return newDockerKeychain(f) }
+
+// dockerKeychain is DockerKeychain's.
 type dockerKeychain struct {
 	dockerConfig string // the directory of config.json: DOCKER_CONFIG, else ~/.docker
 	authFiles    []string
 }
 
-func newDockerKeychain(env Env) dockerKeychain {
-	home := env.Get("HOME")
-	k := dockerKeychain{dockerConfig: env.Get("DOCKER_CONFIG")}
+func newDockerKeychain(f DockerConfigFiles) dockerKeychain {
+	home := f.Home
+	k := dockerKeychain{dockerConfig: f.DockerConfig}
 	if k.dockerConfig == "" && home != "" {
 		k.dockerConfig = filepath.Join(home, ".docker")
 	}
 	// Podman's places, in go-containerregistry's order.
-	if f := env.Get("REGISTRY_AUTH_FILE"); f != "" {
-		k.authFiles = append(k.authFiles, f)
+	if f.RegistryAuthFile != "" {
+		k.authFiles = append(k.authFiles, f.RegistryAuthFile)
 	}
-	if d := env.Get("XDG_RUNTIME_DIR"); d != "" {
+	if d := f.XDGRuntimeDir; d != "" {
 		k.authFiles = append(k.authFiles, filepath.Join(d, "containers", "auth.json"))
 	}
-	configHome := env.Get("XDG_CONFIG_HOME")
+	configHome := f.XDGConfigHome
 	if configHome == "" && home != "" {
 		configHome = filepath.Join(home, ".config")
 	}
