@@ -16,3 +16,8 @@ func (r *Runner) Run(ctx context.Context, s Spec) error {
 func (r *Runner) Probe(ctx context.Context, tmpDir string) error {
 	return &UnavailableError{Step: "create namespaces", Err: errNotLinux}
 }
+
+// TotalLimits: outside Linux there is no run, and so no cgroup for one.
+func (r *Runner) TotalLimits() (string, error) {
+	return "", &NoTotalLimitError{V2: errNotLinux, V1: errNotLinux}
+}
