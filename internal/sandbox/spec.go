@@ -147,6 +147,10 @@ type UnavailableError struct {
 }
 
 func (e *UnavailableError) Error() string {
+	if errors.Is(e.Err, errNotLinux) {
+		return fmt.Sprintf("%v (%s: %v), so nothing was run: run it on Linux (a VM or a CI job), where the other checks give the same results",
+			ErrUnavailable, e.Step, e.Err)
+	}
 	why := ""
 	switch {
 	case errors.Is(e.Err, syscall.ENOSPC):
