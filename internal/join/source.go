@@ -3,6 +3,7 @@ package join
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -124,6 +125,9 @@ func attestationSubject(img v1.Image) (string, bool, error) {
 	}
 	for _, l := range m.Layers {
 		if string(l.MediaType) == attestspec.MediaTypeInToto {
+			if m.Subject == nil {
+				about = statementSubject(img, l.Digest)
+			}
 			return about, true, nil
 		}
 	}
@@ -136,6 +140,34 @@ func attestationSubject(img v1.Image) (string, bool, error) {
 	}
 	return "", false, nil
 }
+
+// statementSubject names what an attestation manifest of BuildKit's
+// default form (no subject field) is about: the subject of its in-toto
+// statement, read up to maxStatement bytes; "no subject" when it cannot say.
+func statementSubject(img v1.Image, layer v1.Hash) string {
+	l, err := img.LayerByDigest(layer)
+	if err != nil {
+		return "no subject"
+	}
+	rc, err := l.Uncompressed()
+	if err != nil {
+		return "no subject"
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, maxStatement))
+	if err != nil {
+		return "no subject"
+	}
+	subjects, err := attestspec.StatementSubjects(b)
+	if err != nil || len(subjects) == 0 {
+		return "no subject"
+	}
+	return subjects[0].String()
+}
+
+// maxStatement bounds what is read of an attestation's statement to name
+// its subject in a refusal.
+const maxStatement = 1 << 20
 
 func wanted(want []v1.Platform) string {
 	if len(want) == 0 {
