@@ -45,6 +45,16 @@ type buildFlags struct {
 	run          bool // --run: the start-up runs of verify before anything is published
 }
 
+// examples are build's (false) and push's (true).
+var examples = map[bool]string{
+	false: `  helperbuild build --platforms linux/amd64,linux/arm64
+  helperbuild build --image gitlab-runner-helper --output oci-archive:out/helper.tar
+  helperbuild build --base alpine:3.20 --platforms all -v ./cmd/app`,
+	true: `  helperbuild push --repo registry.example.com/group --tag v1.2.3
+  helperbuild push --by-digest --platforms linux/arm64 --part-file parts/arm64.json
+  helperbuild push --base alpine:3.20 --tag registry.example.com/group/app:v1 ./cmd/app`,
+}
+
 func newBuildCmd(env Env, push bool, exec buildExec) *cobra.Command {
 	f := &buildFlags{}
 	use, short := "build [PACKAGE]", "Build images for every platform into an OCI layout or archive"
@@ -59,6 +69,7 @@ func newBuildCmd(env Env, push bool, exec buildExec) *cobra.Command {
 With PACKAGE (a Go main package such as ./apps/gitlab-runner-helper), the
 binary is put at /usr/bin/<name> on top of --base. Without it, the release is
 described by helperbuild.yaml (or --config).`,
+		Example: examples[push],
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usagef("%s takes at most one package, got %d: %q", cmd.Name(), len(args), args)
@@ -102,6 +113,9 @@ described by helperbuild.yaml (or --config).`,
 	fl.StringVar(&f.repo, "repo", "", "push: repository prefix, an image's reference is PREFIX/<image name> (default: CI_REGISTRY_IMAGE); config-free, a --tag without a registry goes to PREFIX/<binary name>")
 	_ = cmd.RegisterFlagCompletionFunc("platforms", completePlatforms(true))
 	_ = cmd.RegisterFlagCompletionFunc("compression-level", completeLevel)
+	_ = cmd.RegisterFlagCompletionFunc("attest", completeAttest)
+	_ = cmd.RegisterFlagCompletionFunc("provenance", completeProvenance)
+	_ = cmd.RegisterFlagCompletionFunc("image", completeImages)
 	if push {
 		fl.StringArrayVar(&f.tags, "tag", nil, "config-free: reference to tag, e.g. registry.example.com/group/helper:v1.2.3, or TAG with --repo; recipe: a tag every image also gets (repeatable)")
 		fl.BoolVar(&f.byDigest, "by-digest", false, "one CI job's share of a release: push blobs and platform manifests, write no tag, write --part-file for helperbuild merge")
@@ -111,6 +125,8 @@ described by helperbuild.yaml (or --config).`,
 	} else {
 		fl.StringArrayVar(&f.tags, "tag", nil, "config-free: name of the layout entry (default latest); recipe: a tag every image's entries also get (repeatable)")
 		fl.StringVar(&f.output, "output", "oci:out/oci", "where to write: oci:DIR or oci-archive:FILE.tar")
+		_ = cmd.RegisterFlagCompletionFunc("output", completeOutput)
+		_ = fl.MarkHidden("repo") // refused with the way out (checkModeFlags), not offered
 	}
 	return cmd
 }

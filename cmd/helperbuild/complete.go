@@ -1,12 +1,12 @@
 package main
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/release"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
@@ -18,7 +18,11 @@ func completeValues(pairs ...string) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		var out []cobra.Completion
 		for i := 0; i+1 < len(pairs); i += 2 {
-			if strings.HasPrefix(pairs[i], toComplete) {
+			switch {
+			case !strings.HasPrefix(pairs[i], toComplete):
+			case pairs[i+1] == "":
+				out = append(out, pairs[i])
+			default:
 				out = append(out, cobra.CompletionWithDesc(pairs[i], pairs[i+1]))
 			}
 		}
@@ -46,27 +50,7 @@ var completeProgress = completeValues(
 )
 
 // completeLevel offers the gzip levels 1 to 9.
-func completeLevel(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	var out []cobra.Completion
-	for l := 1; l <= 9; l++ {
-		s := strconv.Itoa(l)
-		desc := ""
-		switch l {
-		case 1:
-			desc = "fastest (default)"
-		case 9:
-			desc = "smallest, several times slower"
-		}
-		switch {
-		case !strings.HasPrefix(s, toComplete):
-		case desc == "":
-			out = append(out, s)
-		default:
-			out = append(out, cobra.CompletionWithDesc(s, desc))
-		}
-	}
-	return out, cobra.ShellCompDirectiveNoFileComp
-}
+var completeLevel = completeValues("1", "fastest (default)", "2", "", "3", "", "4", "", "5", "", "6", "", "7", "", "8", "", "9", "smallest, several times slower")
 
 // completePlatforms offers the platforms helperbuild can build for the
 // last element of a comma-separated list, skipping those already listed;
@@ -94,4 +78,41 @@ func completePlatforms(withAll bool) cobra.CompletionFunc {
 		// No space after a platform: another ",os/arch" may follow.
 		return out, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+var completeAttest = completeValues(
+	string(release.AttestIndex), "in the image index, as docker buildx does",
+	string(release.AttestReferrers), "as OCI 1.1 referrers (push)",
+	string(release.AttestNone), "no SBOM, no provenance",
+)
+
+var completeProvenance = completeValues(
+	"min", "nothing run-specific: the index digest stays reproducible",
+	"max", "adds the CI job, runner and times",
+)
+
+// completeOutput offers the two kinds of --output; after the prefix, files.
+func completeOutput(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if strings.Contains(toComplete, ":") {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	out, _ := completeValues("oci:", "an OCI layout directory", "oci-archive:", "an OCI layout in a tar file")(c, args, toComplete)
+	return out, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeImages offers the images of the recipe (--config, else
+// helperbuild.yaml).
+func completeImages(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	config, _ := cmd.Flags().GetString("config")
+	names, err := release.ImageNames(config)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	var out []cobra.Completion
+	for _, n := range names {
+		if strings.HasPrefix(n, toComplete) {
+			out = append(out, n)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
 }

@@ -84,9 +84,12 @@ func TestProgressCompletion(t *testing.T) {
 func TestVersionFlag(t *testing.T) {
 	code, want, _ := run(t, nil, "version")
 	require.Equal(t, 0, code)
-	for _, args := range [][]string{{"--version"}, {"-v"}} {
-		code, got, stderr := run(t, nil, args...)
-		assert.Equal(t, 0, code, stderr)
-		assert.Equal(t, want, got, "%v prints what version prints", args)
-	}
+	code, got, stderr := run(t, nil, "--version")
+	assert.Equal(t, 0, code, stderr)
+	assert.Equal(t, want, got, "--version prints what version prints")
+	// -v is each command's --verbose, never the version (issue 25:
+	// "helperbuild -v build" printed the version and built nothing).
+	code, got, _ = run(t, nil, "-v")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, got)
 }

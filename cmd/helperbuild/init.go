@@ -39,6 +39,8 @@ packages, the -X variables of its common package, the built-in Dockerfiles, the 
 platforms GitLab publishes and GitLab's <arch>-v<version> tags. The CI fragment is
 .gitlab-ci.yml, or .gitlab/ci/helperbuild.gitlab-ci.yml when .gitlab-ci.yml exists.
 Existing files are never overwritten.`,
+		Example: `  helperbuild init
+  helperbuild init --base registry.example.com/group/alpine:3.20 --stdout`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("init takes no arguments, got %q; run it in the module's directory", args)

@@ -36,6 +36,8 @@ PART is a part file, a glob (quote it: "parts/*.json") or a directory, whose
 *.json files are read (a directory of GitLab artifacts). Merge refuses, before
 writing anything, parts from different revisions, versions, epochs or recipes,
 a platform missing or given twice, and a manifest the registry does not have.`,
+		Example: `  helperbuild merge "parts/*.json"
+  helperbuild merge --platforms linux/amd64,linux/arm64 --metadata-file out/release.json parts/`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("merge needs the part files: helperbuild merge parts/*.json (or the directory of them)")

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/release"
@@ -91,25 +92,56 @@ func newRootCmd(env Env, exec buildExec) *cobra.Command {
 		Long: `helperbuild cross-compiles Go binaries for many platforms, writes OCI layers
 directly (no Docker daemon, no QEMU) and publishes one OCI image index per image,
 so every node of a mixed-architecture cluster pulls its native build from one tag.`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		SilenceUsage:               true,
+		SuggestionsMinimumDistance: 2,
+		SilenceErrors:              true,
 		// --version prints what `helperbuild version` does.
 		Version: version,
+		Example: `  helperbuild init
+  helperbuild build --platforms linux/amd64,linux/arm64
+  helperbuild push --repo registry.example.com/group
+  helperbuild verify registry.example.com/group/helper:v1.2.3`,
 	}
+	// --version only at the root, with no -v: -v is a command's --verbose.
+	root.Flags().Bool("version", false, "print helperbuild's version")
 	root.SetVersionTemplate(strings.ReplaceAll(versionText(), "{{", `{{"{{"}}`))
 	// An unknown command is a usage error (cobra's own is a plain error).
 	root.Args = cobra.ArbitraryArgs
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return usagef("unknown command %q (see %s --help)", args[0], cmd.CommandPath())
+			hint := ""
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				hint = fmt.Sprintf("; did you mean %s?", s[0])
+			}
+			return usagef("unknown command %q%s (see %s --help)", args[0], hint, cmd.CommandPath())
 		}
 		return cmd.Help()
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+		return usageError{fmt.Errorf("%w%s (see %s --help)", err, flagHint(c, err), c.CommandPath())}
 	})
 	root.AddCommand(newBuildCmd(env, false, exec), newBuildCmd(env, true, exec), newMergeCmd(env), newIndexCmd(env), newVerifyCmd(env), newInitCmd(env), newVersionCmd())
 	return root
+}
+
+// flagHint is the way out of a flag error: the nearest flag for a typo,
+// where -v goes when given before the command.
+func flagHint(c *cobra.Command, err error) string {
+	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+		var names []string
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				names = append(names, f.Name)
+			}
+		})
+		if n := progress.Nearest(name, names); n != "" {
+			return "; did you mean --" + n + "?"
+		}
+	}
+	if !c.HasParent() && strings.Contains(err.Error(), "'v' in -v") {
+		return "; -v (--verbose) goes after the command, e.g. helperbuild build -v; the version is helperbuild --version"
+	}
+	return ""
 }
 
 // logger writes progress to stderr as plain key=value lines, without

@@ -37,6 +37,9 @@ every expected platform is in the index, every ELF executable the image added ma
 its platform, the config agrees with the index, and optionally the GitLab Runner image
 contract (--contract helper|runner), a sandboxed run (--run) and a cluster's nodes (--nodes).
 Exit 0 when every check passed, 1 when one failed, 2 for usage errors.`,
+		Example: `  helperbuild verify --platforms linux/amd64,linux/arm64 registry.example.com/group/helper:v1.2.3
+  helperbuild verify --contract helper --run oci:out/oci:gitlab-runner-helper
+  helperbuild verify --nodes nodes.json --format json registry.example.com/group/helper:v1.2.3`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("verify takes one image reference, got %d", len(args))
@@ -53,7 +56,7 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors.`,
 	fl.BoolVar(&f.allFiles, "all-files", false, "check every ELF executable of the image, not only those its own layers added")
 	fl.BoolVar(&f.run, "run", false, "run the image's own Go programs with --version and sh -c true in a sandbox (Linux namespaces; qemu-user inside for foreign platforms); with --contract, also start the image as GitLab's Helm chart (runner) or executors (helper) start it (docs/startup-run.md)")
 	f.runLimits.register(fl)
-	fl.StringVar(&f.nodes, "nodes", "", "FILE holding `kubectl get nodes -o json` output: report nodes with no image in the index")
+	fl.StringVar(&f.nodes, "nodes", "", "`FILE` holding the output of kubectl get nodes -o json: report nodes with no image in the index")
 	fl.BoolVar(&f.attest, "attestations", false, "every platform image has an SBOM and provenance (in the index, or as referrers on a registry) about it, whose Go modules and base digests agree with the image")
 	fl.StringVar(&f.format, "format", "table", "output format: table or json")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")

@@ -17,9 +17,10 @@ var (
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print helperbuild's version, revision and Go version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print helperbuild's version, revision and Go version",
+		Example: "  helperbuild version",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := io.WriteString(cmd.OutOrStdout(), versionText())
 			return err

@@ -237,3 +237,18 @@ func envMap(env []string) map[string]string {
 	}
 	return m
 }
+
+// ImageNames lists the images of the recipe at config (helperbuild.yaml
+// when ""), in the recipe's order: what --image completes to.
+func ImageNames(config string) ([]string, error) {
+	r := &Request{Config: config}
+	cfg, _, err := r.loadRecipe()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, im := range cfg.Images {
+		names = append(names, im.Name)
+	}
+	return names, nil
+}
