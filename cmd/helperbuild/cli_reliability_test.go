@@ -73,7 +73,7 @@ func TestPushThroughTransientFaults(t *testing.T) {
 		}})
 	noise := relProxy(t, faultproxy.Options{Target: sure.URL(), Seed: 7, Rate: 0.3,
 		Faults: []faultproxy.Fault{faultproxy.Status5xx, faultproxy.ResetMidBody, faultproxy.Truncate}})
-	res = push(noise.Addr()+"/g/app:v1", "--retries", "5")
+	res = push(noise.Addr()+"/g/app:v1", "--retries", "5", "-v") // -v: each retry on its line
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.Equal(t, want, relDigest(t, res.stdout), "same digest as the fault-free push")
 
@@ -93,10 +93,11 @@ func TestPushThroughTransientFaults(t *testing.T) {
 		manifestPuts, "every failed manifest PUT retried by the transport")
 	assert.GreaterOrEqual(t, strings.Count(res.stderr, `msg="restarting blob upload"`), patches, "the failed upload restarted")
 
-	summary := regexp.MustCompile(`msg="registry retries" summary="(\d+) retries`).FindStringSubmatch(res.stderr)
-	require.NotNil(t, summary, "a summary of the retries in %s", res.stderr)
+	summary := regexp.MustCompile(`msg="registry retries" host=(\S+) retries=(\d+) last=`).FindAllStringSubmatch(res.stderr, -1)
+	require.Len(t, summary, 1, "one summary line, for the one host that failed, in %s", res.stderr)
+	assert.Equal(t, noise.Addr(), summary[0][1])
 	lines := strings.Count(res.stderr, `msg="retrying request"`) + strings.Count(res.stderr, `msg="restarting blob upload"`)
-	assert.Equal(t, summary[1], strconv.Itoa(lines), "one log line per retry")
+	assert.Equal(t, summary[0][2], strconv.Itoa(lines), "with -v, one log line per retry")
 
 	ref, err := name.ParseReference(faulty + "/g/app:v1")
 	require.NoError(t, err)
@@ -127,7 +128,11 @@ func TestPushUnderPersistentFaultFailsClearly(t *testing.T) {
 	last := lines[len(lines)-1]
 	assert.True(t, strings.HasPrefix(last, "helperbuild: push "+p.Addr()+"/g/app@sha256:"), last)
 	assert.Contains(t, last, "faultproxy: injected 50")
-	assert.Equal(t, 2, strings.Count(res.stderr, `msg="retrying request"`), "2 retries, logged once each")
+	// Without -v, one line for the host (count, last cause), not one per
+	// retry in another format (issue 25: a down registry printed ~20).
+	assert.Zero(t, strings.Count(res.stderr, `msg="retrying request"`), res.stderr)
+	assert.Regexp(t, `(?m)^level=WARN msg="registry retries" host=`+regexp.QuoteMeta(p.Addr())+` retries=2 last="status 50\d"$`, res.stderr)
+	assert.Equal(t, 1, strings.Count(res.stderr, `msg="registry retries"`), res.stderr)
 
 	ref, err := name.ParseReference(reg + "/g/app:v1")
 	require.NoError(t, err)

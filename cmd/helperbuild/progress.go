@@ -78,7 +78,7 @@ func openProgress(f progressFlags, stderr io.Writer, env Env) *runProgress {
 		level = slog.LevelInfo
 	}
 	p.log = slog.New(progress.LogHandler(p.rep, progress.KindLog, level, redactAttr))
-	p.retry = slog.New(progress.LogHandler(p.rep, progress.KindRetry, slog.LevelWarn, redactAttr))
+	p.retry = slog.New(progress.LogHandler(p.rep, progress.KindRetry, level, redactAttr)) // each retry with -v
 	if mode == "tty" {
 		p.stop, p.done = make(chan struct{}), make(chan struct{})
 		go p.tick()

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime"
 
@@ -74,7 +75,8 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := target.Verify(cmd.Context(), opts, f.retry.registry(env, f.insecure), f.metadata, release.Observer{Logger: logger(cmd.ErrOrStderr())})
+	rep, err := target.Verify(cmd.Context(), opts, f.retry.registry(env, f.insecure), f.metadata, release.Observer{Logger: logger(cmd.ErrOrStderr()),
+		RetryLogger: slog.New(slog.DiscardHandler)}) // verify has no -v: the summary per host only
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,8 @@ const (
 	// Unauthorized: the registry refused the credentials (401) or the
 	// access (403).
 	Unauthorized
+	// PlainHTTP: the registry answered an HTTPS request in plain HTTP.
+	PlainHTTP
 )
 
 // RegistryError is a registry failure said in one line, with the host and
@@ -51,6 +53,8 @@ func (e *RegistryError) Error() string {
 		return fmt.Sprintf("cannot reach registry %s: %s; check the address and that the registry is up", e.Host, e.what)
 	case Unauthorized:
 		return e.what
+	case PlainHTTP:
+		return fmt.Sprintf("%s answered in plain HTTP, not HTTPS: if it only speaks HTTP, pass --insecure-registry %s (127.0.0.1 and localhost need no flag)", e.Host, e.Host)
 	}
 	return e.Err.Error()
 }
@@ -88,6 +92,11 @@ func Explain(err error) error {
 		return &RegistryError{Host: hostOf(err), Kind: Untrusted, Err: err, what: hostname.Error()}
 	case errors.As(err, &invalid):
 		return &RegistryError{Host: hostOf(err), Kind: Untrusted, Err: err, what: invalid.Error()}
+	}
+	// net/http says so only in text; the registry did answer, so this comes
+	// before unreachable.
+	if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		return &RegistryError{Host: hostOf(err), Kind: PlainHTTP, Err: err}
 	}
 	if what := unreachable(err); what != "" {
 		var rerr *retry.Error

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -43,4 +45,23 @@ func TestExplain(t *testing.T) {
 	plain := errors.New("manifest unknown")
 	assert.Same(t, plain, Explain(plain))
 	assert.NoError(t, Explain(nil))
+}
+
+// A registry that speaks only HTTP, asked over HTTPS: the error names the
+// exact flag to add, HOST:PORT included (issue 25: it said only
+// "http: server gave HTTP response to HTTPS client").
+func TestExplainPlainHTTP(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	resp, err := http.Get("https://" + host + "/v2/")
+	if resp != nil {
+		resp.Body.Close()
+	}
+	require.Error(t, err)
+	got := Explain(fmt.Errorf("read: %w", err))
+	var re *RegistryError
+	require.True(t, errors.As(got, &re), "%v", err)
+	assert.Equal(t, PlainHTTP, re.Kind)
+	assert.Equal(t, host+" answered in plain HTTP, not HTTPS: if it only speaks HTTP, pass --insecure-registry "+host+" (127.0.0.1 and localhost need no flag)", got.Error())
 }

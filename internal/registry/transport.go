@@ -3,6 +3,10 @@ package registry
 import (
 	"fmt"
 	"log/slog"
+	"maps"
+	"net"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
@@ -48,9 +52,43 @@ func WithRetries(o imageref.Options, r Retries, log *slog.Logger) (imageref.Opti
 	return o, rt, nil
 }
 
-// ReportRetries sums up the retries of a run on log, if there were any.
+// ReportRetries sums up the retries of a run on log: one warning per host
+// that had any, with the count and the last cause (each retry is an INFO
+// record of the retry logger, shown with -v).
 func ReportRetries(log *slog.Logger, rt *retry.Transport) {
-	if s := rt.Stats(); s.Total() > 0 {
-		log.Warn("registry retries", "summary", s.String())
+	s := rt.Stats()
+	for _, h := range slices.Sorted(maps.Keys(s.PerHost)) {
+		log.Warn("registry retries", "host", h, "retries", s.PerHost[h].Retries, "last", s.PerHost[h].Last)
+	}
+}
+
+// WarnUnusedInsecure warns, on log, of each --insecure-registry value that
+// matched no host rt sent a request to (the match is exact, HOST[:PORT] as
+// in the URL), naming the host it probably meant: the same name with a
+// port, as in registry.example.com for registry.example.com:5000.
+func WarnUnusedInsecure(log *slog.Logger, rt *retry.Transport, insecure []string) {
+	hosts := rt.Stats().Hosts
+	if len(hosts) == 0 {
+		return // nothing reached: nothing to compare with
+	}
+	for _, v := range insecure {
+		if slices.ContainsFunc(hosts, func(h string) bool { return imageref.IsInsecure(h, []string{v}) }) {
+			continue
+		}
+		name := strings.TrimSpace(v)
+		if h, _, err := net.SplitHostPort(name); err == nil {
+			name = h
+		}
+		var meant []string
+		for _, h := range hosts {
+			if hn, _, err := net.SplitHostPort(h); strings.EqualFold(hn, name) || (err != nil && strings.EqualFold(h, name)) {
+				meant = append(meant, h)
+			}
+		}
+		if len(meant) > 0 {
+			log.Warn(fmt.Sprintf("--insecure-registry %s matches no registry this run reached: it reached %s; give HOST:PORT exactly, e.g. --insecure-registry %s", v, strings.Join(meant, ", "), meant[0]))
+			continue
+		}
+		log.Warn(fmt.Sprintf("--insecure-registry %s matches no registry this run reached (%s)", v, strings.Join(hosts, ", ")))
 	}
 }

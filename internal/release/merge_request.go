@@ -93,6 +93,7 @@ func (pm *PreparedMerge) Execute(ctx context.Context, obs Observer) (*Report, er
 		return nil, err
 	}
 	defer registry.ReportRetries(obs.Logger, rt)
+	defer registry.WarnUnusedInsecure(obs.Logger, rt, pm.opts.Images.Insecure)
 	opts := pm.opts
 	opts.Images, opts.Logger = imgOpts, obs.Logger
 	m, err := PlanMerge(pm.parts, opts)

@@ -61,6 +61,7 @@ func (p *Prepared) Execute(ctx context.Context, obs Observer) (*Report, error) {
 		return nil, err
 	}
 	defer registry.ReportRetries(p.Logger, rt)
+	defer registry.WarnUnusedInsecure(p.Logger, rt, opts.Insecure)
 	r.images = imgOpts
 	dest, err := p.open(ctx, r.images, r.tmp)
 	if err != nil {

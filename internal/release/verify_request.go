@@ -60,11 +60,12 @@ func (t *VerifyTarget) Verify(ctx context.Context, opts verify.Options, reg Regi
 	// the blob store fetches each blob once, and a reader only ever opens a
 	// complete one.
 	imgOpts, rt, err := registry.WithRetries(imageref.Options{Keychain: reg.Keychain, Insecure: reg.Insecure, TempDir: tmp,
-		Blobs: imageref.NewBlobs(filepath.Join(tmp, "blobs"))}, reg.retries(), obs.Logger)
+		Blobs: imageref.NewBlobs(filepath.Join(tmp, "blobs"))}, reg.retries(), obs.RetryLogger)
 	if err != nil {
 		return nil, err
 	}
 	defer registry.ReportRetries(obs.Logger, rt)
+	defer registry.WarnUnusedInsecure(obs.Logger, rt, reg.Insecure)
 	a, err := imageref.Read(ctx, t.ref, imgOpts)
 	if err != nil {
 		return nil, err

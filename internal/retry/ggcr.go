@@ -56,12 +56,12 @@ func (t *Transport) restartUpload(err error) bool {
 	if !ok || req.Context().Err() != nil {
 		return false
 	}
-	t.opts.Logger.Warn("restarting blob upload",
+	t.opts.Logger.Info("restarting blob upload",
 		"method", req.Method,
 		"url", redact(req),
 		"reason", reason,
 		"restarts", t.opts.Retries)
-	t.stats.retry("blob upload restarted: " + reason)
+	t.stats.retry(req.URL.Host, "blob upload restarted: "+reason)
 	return true
 }
 

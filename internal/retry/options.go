@@ -24,7 +24,8 @@ type Options struct {
 	// MaxRetryAfter caps the wait a Retry-After header asks for; 0 means Max.
 	// Default 1m.
 	MaxRetryAfter time.Duration
-	// Logger receives one warning per retry; nil discards.
+	// Logger receives one INFO record per retry, the detail a verbose run
+	// shows (Stats sums them up per host); nil discards.
 	Logger *slog.Logger
 	// Rand returns a number in [0, 1) for the jitter; nil: math/rand/v2.
 	Rand func() float64

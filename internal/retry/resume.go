@@ -93,7 +93,7 @@ func (b *resumingBody) resume(cause error) error {
 		b.used++
 		wait := b.t.opts.backoff(b.used, nil)
 		b.t.logRetry(b.req, fmt.Sprintf("body cut short after %d of %d bytes: %s", b.read, b.size, reason), b.used, wait)
-		b.t.stats.retry("body cut short: " + reason)
+		b.t.stats.retry(b.req.URL.Host, "body cut short: "+reason)
 		if err := b.t.opts.Sleep(ctx, wait); err != nil {
 			return fmt.Errorf("waiting to resume a body cut short: %w", err)
 		}

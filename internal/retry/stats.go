@@ -17,6 +17,17 @@ type Stats struct {
 	// GaveUp counts requests that still failed transiently when their
 	// retries were used up.
 	GaveUp int
+	// Hosts are the hosts (HOST[:PORT], as in the URL) requests went to,
+	// sorted.
+	Hosts []string
+	// PerHost are the retries of each host that had any.
+	PerHost map[string]HostRetries
+}
+
+// HostRetries are one host's retries: how many, and the reason of the last.
+type HostRetries struct {
+	Retries int
+	Last    string
 }
 
 // Total is the number of retries of every reason.
@@ -53,15 +64,27 @@ type counters struct {
 	mu      sync.Mutex
 	retries map[string]int
 	gaveUp  int
+	hosts   map[string]bool
+	perHost map[string]HostRetries
 }
 
-func (c *counters) retry(reason string) {
+func (c *counters) sent(host string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.hosts == nil {
+		c.hosts = map[string]bool{}
+	}
+	c.hosts[host] = true
+}
+
+func (c *counters) retry(host, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.retries == nil {
-		c.retries = map[string]int{}
+		c.retries, c.perHost = map[string]int{}, map[string]HostRetries{}
 	}
 	c.retries[reason]++
+	c.perHost[host] = HostRetries{Retries: c.perHost[host].Retries + 1, Last: reason}
 }
 
 func (c *counters) gaveUpOnce() {
@@ -73,5 +96,5 @@ func (c *counters) gaveUpOnce() {
 func (c *counters) snapshot() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Stats{Retries: maps.Clone(c.retries), GaveUp: c.gaveUp}
+	return Stats{Retries: maps.Clone(c.retries), GaveUp: c.gaveUp, Hosts: slices.Sorted(maps.Keys(c.hosts)), PerHost: maps.Clone(c.perHost)}
 }

@@ -56,6 +56,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // RoundTrip sends req, retrying transient failures.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	t.stats.sent(req.URL.Host)
 	replay := replayable(req)
 	areq := req
 	for n := 0; ; n++ {
@@ -99,7 +100,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			discard(resp)
 		}
 		t.logRetry(req, reason, n+1, wait)
-		t.stats.retry(reason)
+		t.stats.retry(req.URL.Host, reason)
 		if err := t.opts.Sleep(ctx, wait); err != nil {
 			return nil, fmt.Errorf("waiting to retry after %s: %w", reason, err)
 		}
@@ -107,7 +108,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (t *Transport) logRetry(req *http.Request, reason string, n int, wait time.Duration) {
-	t.opts.Logger.Warn("retrying request",
+	t.opts.Logger.Info("retrying request",
 		"method", req.Method,
 		"url", redact(req),
 		"reason", reason,

@@ -160,14 +160,16 @@ func TestRetryAfter(t *testing.T) {
 
 func TestExhaustedRetriesNameTheLastReason(t *testing.T) {
 	f := newFixture(t, nil, func(o *Options) { o.Retries = 2 })
-	_, err := f.client().Get("http://" + closedPort(t) + "/v2/")
+	addr := closedPort(t)
+	_, err := f.client().Get("http://" + addr + "/v2/")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "gave up after 3 attempts (last: connection refused)")
 	assert.True(t, errors.Is(err, syscall.ECONNREFUSED))
 	var re *Error
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, 3, re.Attempts)
-	assert.Equal(t, Stats{Retries: map[string]int{"connection refused": 2}, GaveUp: 1}, f.rt.Stats())
+	assert.Equal(t, Stats{Retries: map[string]int{"connection refused": 2}, GaveUp: 1, Hosts: []string{addr},
+		PerHost: map[string]HostRetries{addr: {Retries: 2, Last: "connection refused"}}}, f.rt.Stats())
 }
 
 func TestZeroRetries(t *testing.T) {
@@ -235,7 +237,7 @@ func TestRetryLogLine(t *testing.T) {
 	lines := f.logs.Lines()
 	require.Len(t, lines, 1)
 	line := lines[0]
-	for _, want := range []string{"level=WARN", `msg="retrying request"`, "method=GET", "url=" + srv.URL + "/v2/g/h/blobs/uploads/ ", `reason="status 503"`, "attempt=1/5", "wait=100ms"} {
+	for _, want := range []string{"level=INFO", `msg="retrying request"`, "method=GET", "url=" + srv.URL + "/v2/g/h/blobs/uploads/ ", `reason="status 503"`, "attempt=1/5", "wait=100ms"} {
 		assert.Contains(t, line, want)
 	}
 	for _, secret := range []string{"hunter2", "SECRET", "user", "digest="} {

@@ -54,7 +54,7 @@ func TestPushThroughFaults(t *testing.T) {
 			via.Host = p.Addr()
 			tag := fmt.Sprintf("seed-%d", seed)
 			before := tagOf(s.plain, tag)
-			img := s.configFreePush(t, &via, base, repo, tag, env, "--retries", "6", "--timeout", "5s")
+			img := s.configFreePush(t, &via, base, repo, tag, env, "--retries", "6", "--timeout", "5s", "-v") // -v: a line per retry
 			assert.Equal(t, want, img.Digest.String(), "same index digest as the fault-free push")
 			retries := strings.Count(img.Output.Stderr, `msg="retrying request"`) + strings.Count(img.Output.Stderr, `msg="restarting blob upload"`)
 			assert.NotEmpty(t, p.Stats().Injected, "the proxy injected faults")
@@ -74,7 +74,7 @@ func TestPushThroughFaults(t *testing.T) {
 		via.Host = p.Addr()
 		before := tagOf(s.plain, "clean")
 		// A different build (another version string) to the tag of the clean release.
-		args := []string{"push", "--platforms", platformList(targets), "--base", base, "--retries", "2",
+		args := []string{"push", "-v", "--platforms", platformList(targets), "--base", base, "--retries", "2",
 			"--ldflags", "-X example.com/gitlab-runner/common.VERSION=changed", "--tag", via.ref(repo + ":clean"), helperPackage}
 		res := s.helperbuild(t, s.exampleDir(t), env, args...)
 		assert.Equal(t, 1, res.ExitCode, "%s", res)
