@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/helperbuild/helperbuild/internal/progress"
@@ -33,9 +32,8 @@ func errorLine(ctx context.Context, env Env, err error) string {
 // interrupted says what an interrupted run left behind: which tags were
 // written, if any, never the request it was in.
 func interrupted(err error) string {
-	if written, notWritten, ok := release.TagsOf(err); ok && len(written) > 0 {
-		return fmt.Sprintf("interrupted: tagged %s; not tagged: %s; run again to write the rest",
-			strings.Join(written, " "), strings.Join(notWritten, " "))
+	if tags := release.TagState(err); tags != "" {
+		return "interrupted: " + tags
 	}
 	var nothing nothingTagged
 	if errors.As(err, &nothing) || release.Tagged(err) { // a tag phase that wrote none

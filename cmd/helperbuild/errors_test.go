@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -179,8 +183,10 @@ func TestInterruptedRun(t *testing.T) {
 		state bool // the interrupted request's URL held _state
 	}{
 		{name: "during an upload", when: isUpload, want: "interrupted: nothing was tagged", state: true},
-		{name: "between two tags", when: isTag("latest"), want: "interrupted: tagged {host}/g/app:v1; not tagged: {host}/g/app:latest; run again to write the rest"},
-		{name: "at the first tag", when: isTag("v1"), want: "interrupted: nothing was tagged"},
+		// latest's PUT is held by the proxy when the run is interrupted: the
+		// registry may or may not store it, helperbuild cannot know.
+		{name: "between two tags", when: isTag("latest"), want: "interrupted: tagged {host}/g/app:v1; may have been written: {host}/g/app:latest; run again to write the rest"},
+		{name: "at the first tag", when: isTag("v1"), want: "interrupted: no tag written for sure; may have been written: {host}/g/app:v1; not tagged: {host}/g/app:latest; run again to write the rest"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := relModule(t)
@@ -211,6 +217,42 @@ func TestInterruptedRun(t *testing.T) {
 			assert.NotContains(t, res.stderr, "SESSIONSECRET")
 		})
 	}
+}
+
+// TestInterruptedAfterTheRegistryStoredTheTag is issue 25's case: the tag's
+// PUT reached the registry, which stored it, and the run was interrupted
+// before the answer came back. The tag is listed as "may have been
+// written", and the registry does hold it.
+func TestInterruptedAfterTheRegistryStoredTheTag(t *testing.T) {
+	dir := relModule(t)
+	t.Chdir(dir)
+	reg := relRegistry(t, "", "")
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	target, err := url.Parse("http://" + reg)
+	require.NoError(t, err)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		r := resp.Request
+		if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/manifests/latest") {
+			cancel(relSignal{syscall.SIGINT}) // stored; interrupted before the answer
+			<-r.Context().Done()              // the answer never reaches helperbuild
+			return r.Context().Err()
+		}
+		return nil
+	}
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	srv := httptest.NewServer(rp)
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	res := relRun(t, ctx, relEnv(t), "push", "--platforms", "linux/amd64", "--base", "scratch",
+		"--tag", host+"/g/app:v1", "--tag", host+"/g/app:latest", "./cmd/app")
+	assert.Equal(t, 130, res.code, res.stderr)
+	assert.Equal(t, "helperbuild: interrupted: tagged "+host+"/g/app:v1; may have been written: "+host+"/g/app:latest; run again to write the rest", errorLineOf(t, res))
+	ref, err := name.ParseReference(reg + "/g/app:latest")
+	require.NoError(t, err)
+	_, err = remote.Head(ref)
+	assert.NoError(t, err, "the registry holds the tag the message says may have been written")
 }
 
 // TestNoSessionStateInLogs: a push whose uploads fail and are retried logs

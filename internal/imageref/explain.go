@@ -94,8 +94,9 @@ func Explain(err error) error {
 		return &RegistryError{Host: hostOf(err), Kind: Untrusted, Err: err, what: invalid.Error()}
 	}
 	// net/http says so only in text; the registry did answer, so this comes
-	// before unreachable.
-	if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+	// before unreachable. A ping that went on in plain HTTP (loopback, an
+	// --insecure-registry host) and got a status is about that status.
+	if !errors.As(err, &terr) && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
 		return &RegistryError{Host: hostOf(err), Kind: PlainHTTP, Err: err}
 	}
 	if what := unreachable(err); what != "" {

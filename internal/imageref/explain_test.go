@@ -65,3 +65,14 @@ func TestExplainPlainHTTP(t *testing.T) {
 	assert.Equal(t, PlainHTTP, re.Kind)
 	assert.Equal(t, host+" answered in plain HTTP, not HTTPS: if it only speaks HTTP, pass --insecure-registry "+host+" (127.0.0.1 and localhost need no flag)", got.Error())
 }
+
+// A ping that went on in plain HTTP (loopback) and got a status is about
+// that status, not about the plain-HTTP answer to its HTTPS attempt.
+func TestExplainPlainHTTPThenStatus(t *testing.T) {
+	req, err := http.NewRequest(http.MethodGet, "http://127.0.0.1:5000/v2/", nil)
+	require.NoError(t, err)
+	err = errors.Join(errors.New(`Get "https://127.0.0.1:5000/v2/": http: server gave HTTP response to HTTPS client`),
+		&transport.Error{StatusCode: http.StatusTooManyRequests, Request: req})
+	var re *RegistryError
+	assert.False(t, errors.As(Explain(err), &re), "%v", Explain(err))
+}

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
@@ -214,7 +216,7 @@ func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.
 		tag := f.repo.Tag(f.tag)
 		count, err := p.writeFallback(ctx, f)
 		if err != nil {
-			return res, &TagError{Tag: tag.String(), Written: slices.Clone(res.Written), Err: imageref.Explain(err), NotWritten: notWritten(n)}
+			return res, newTagError(tag.String(), res.Written, notWritten(n), err)
 		}
 		res.Written = append(res.Written, tag.String())
 		p.log.Info("tagged", "tag", tag.String(), "referrers", count)
@@ -231,11 +233,11 @@ func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.
 			taggable = child
 		}
 		if err := p.pusher.Put(ctx, tag, taggable); err != nil {
-			terr := &TagError{Tag: tag.String(), Written: slices.Clone(res.Written), Err: imageref.Explain(err)}
-			for _, rest := range pending[n:] {
-				terr.NotWritten = append(terr.NotWritten, repos[rest.image].Tag(rest.tag).String())
+			var rest []string
+			for _, r := range pending[n:] {
+				rest = append(rest, repos[r.image].Tag(r.tag).String())
 			}
-			return res, terr
+			return res, newTagError(tag.String(), res.Written, rest, err)
 		}
 		res.Written = append(res.Written, tag.String())
 		p.log.Info("tagged", "tag", tag.String(), "digest", t.digest.String())
@@ -243,18 +245,36 @@ func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.
 	return res, nil
 }
 
-// TagError is a failure in the tag phase: some tags may be written, the
-// rest are not. Running again writes the rest.
+// TagError is a failure in the tag phase: some tags are written, the
+// failed one may be (its PUT got no answer: the registry may have stored
+// it), the rest are not. Running again writes the rest.
 type TagError struct {
-	Tag        string   // the tag that failed
-	Written    []string // full references, in order
-	NotWritten []string // the failed tag and those after it
-	Err        error
+	Tag          string   // the tag that failed
+	Written      []string // full references, in order
+	MayBeWritten []string // the failed tag, when its PUT got no answer
+	NotWritten   []string // the failed tag (if answered) and those after it
+	Err          error
+}
+
+// newTagError is the failure err of the PUT of tag (rest[0]), after
+// written: an answer from the registry (an error status) means it was
+// not written; none (interrupted, connection lost) means it may have been.
+func newTagError(tag string, written, rest []string, err error) *TagError {
+	e := &TagError{Tag: tag, Written: slices.Clone(written), NotWritten: rest, Err: imageref.Explain(err)}
+	var answered *transport.Error
+	if !errors.As(err, &answered) && len(rest) > 0 {
+		e.MayBeWritten, e.NotWritten = rest[:1], rest[1:]
+	}
+	return e
 }
 
 func (e *TagError) Error() string {
-	return fmt.Sprintf("tag %s: %v; written: [%s]; not written: [%s]; run again to write the rest",
-		e.Tag, e.Err, strings.Join(e.Written, " "), strings.Join(e.NotWritten, " "))
+	maybe := ""
+	if len(e.MayBeWritten) > 0 {
+		maybe = fmt.Sprintf("; may have been written (no answer to its PUT): [%s]", strings.Join(e.MayBeWritten, " "))
+	}
+	return fmt.Sprintf("tag %s: %v; written: [%s]%s; not written: [%s]; run again to write the rest",
+		e.Tag, e.Err, strings.Join(e.Written, " "), maybe, strings.Join(e.NotWritten, " "))
 }
 
 func (e *TagError) Unwrap() error { return e.Err }

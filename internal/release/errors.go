@@ -2,6 +2,7 @@ package release
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
@@ -18,18 +19,43 @@ import (
 const DefaultCompressionLevel = layer.DefaultLevel
 
 // TagsOf says whether err is a publish that failed in its tag phase, and
-// which tags it wrote and which not: a run that failed earlier wrote none.
-func TagsOf(err error) (written, notWritten []string, ok bool) {
+// which tags it wrote, which it may have written (a PUT that got no
+// answer, e.g. interrupted in flight) and which not: a run that failed
+// earlier wrote none.
+func TagsOf(err error) (written, maybe, notWritten []string, ok bool) {
 	var terr *publish.TagError
 	if !errors.As(err, &terr) {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
-	return terr.Written, terr.NotWritten, true
+	return terr.Written, terr.MayBeWritten, terr.NotWritten, true
+}
+
+// TagState says what a run that failed in its tag phase left behind, or
+// "" when it wrote (or may have written) no tag: "tagged A; may have been
+// written: B; not tagged: C; run again to write the rest". A tag whose PUT
+// was in flight (interrupted) may have been written: the registry may
+// have stored it before the answer was lost.
+func TagState(err error) string {
+	written, maybe, notWritten, ok := TagsOf(err)
+	if !ok || len(written)+len(maybe) == 0 {
+		return ""
+	}
+	msg := "tagged " + strings.Join(written, " ")
+	if len(written) == 0 {
+		msg = "no tag written for sure"
+	}
+	if len(maybe) > 0 {
+		msg += "; may have been written: " + strings.Join(maybe, " ")
+	}
+	if len(notWritten) > 0 {
+		msg += "; not tagged: " + strings.Join(notWritten, " ")
+	}
+	return msg + "; run again to write the rest"
 }
 
 // Tagged is TagsOf's ok.
 func Tagged(err error) bool {
-	_, _, ok := TagsOf(err)
+	_, _, _, ok := TagsOf(err)
 	return ok
 }
 
