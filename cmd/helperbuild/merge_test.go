@@ -77,6 +77,8 @@ func TestMergeFanOut(t *testing.T) {
 		assert.Contains(t, stdout, host+"/fan/hello (by digest, no tag; part file ")
 		assert.Contains(t, stdout, "TAGS (merge writes them)", "the platform tags the job lists are not written yet")
 		assert.NotContains(t, stderr, "msg=tagged")
+		// It wrote platform manifests, no index (issue 25: "publish done: 2 indexes").
+		assert.Regexp(t, `(?m)^publish done.*: 0 indexes, 2 manifests`, stderr)
 	}
 	repos := []string{host + "/fan/hello", host + "/fan/hello-runner"}
 	for _, r := range repos {

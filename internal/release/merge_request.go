@@ -123,7 +123,7 @@ func (pm *PreparedMerge) Execute(ctx context.Context, obs Observer) (*Report, er
 	if err != nil {
 		return nil, err
 	}
-	obs.phase(progress.KindPhaseEnd, "check", outcome(res))
+	obs.phase(progress.KindPhaseEnd, "check", outcome(res, false))
 	return finish(ctx, tail{Observer: obs, dest: dest, where: InRegistry,
 		header: "publish: manifests by digest, checked, then tags", outputs: pm.Outputs}, res)
 }

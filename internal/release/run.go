@@ -127,7 +127,7 @@ func finish(ctx context.Context, t tail, res *Result) (*Report, error) {
 	if err := t.dest.Publish(ctx, images); err != nil {
 		return nil, err
 	}
-	t.phase(progress.KindPhaseEnd, "publish", outcome(res))
+	t.phase(progress.KindPhaseEnd, "publish", outcome(res, t.where == Pending))
 	rep := newReport(res, t)
 	if err := rep.write(t.outputs); err != nil {
 		return rep, err
@@ -135,9 +135,13 @@ func finish(ctx context.Context, t tail, res *Result) (*Report, error) {
 	return rep, nil
 }
 
-// outcome closes the publish phase (and merge's check phase).
-func outcome(res *Result) string {
+// outcome closes the publish phase (and merge's check phase); byDigest
+// pushed platform manifests only: merge writes the indexes.
+func outcome(res *Result, byDigest bool) string {
 	indexes, manifests := len(res.Images), 0
+	if byDigest {
+		indexes = 0
+	}
 	for _, img := range res.Images {
 		manifests += len(img.Platforms)
 	}

@@ -68,6 +68,9 @@ func ParseNodes(r io.Reader) ([]Node, error) {
 	} else if doc.Items == nil {
 		return nil, fmt.Errorf("node list: kind %q has no items; want the output of kubectl get nodes -o json", doc.Kind)
 	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("node list: no nodes in it, so nothing to check; give the output of kubectl get nodes -o json run against the cluster (the right context?)")
+	}
 	out := make([]Node, 0, len(items))
 	for i, k := range items {
 		n, err := k.node()

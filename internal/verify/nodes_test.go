@@ -44,7 +44,7 @@ func TestParseNodes(t *testing.T) {
 			in:   `{"kind":"NodeList","items":[{"metadata":{"name":"old","labels":{"beta.kubernetes.io/os":"linux","beta.kubernetes.io/arch":"s390x"}}}]}`,
 			want: []Node{{Name: "old", OS: "linux", Arch: "s390x"}},
 		},
-		{name: "empty list", in: `{"kind":"List","items":[]}`, want: []Node{}},
+		{name: "empty list", in: `{"kind":"List","items":[]}`, wantErr: "no nodes in it, so nothing to check"}, // issue 25: it passed silently
 		{name: "not a list", in: `{"kind":"Pod"}`, wantErr: `kind "Pod" has no items`},
 		{name: "not JSON", in: `nodes:`, wantErr: "node list:"},
 		{name: "no name", in: `{"items":[{"metadata":{"labels":{"kubernetes.io/os":"linux","kubernetes.io/arch":"arm64"}}}]}`, wantErr: "item 0: no metadata.name"},
