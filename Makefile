@@ -30,7 +30,7 @@ test: unit e2e docs-check ci-e2e
 unit: cross-os
 	scripts/install-test-deps.sh unit
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 # The command builds for macOS and Windows too (its verify --run says there that it needs
 # Linux); part of make unit, so make test checks it.
@@ -40,7 +40,7 @@ cross-os:
 
 e2e:
 	scripts/install-test-deps.sh
-	$(GO) test -tags e2e -count=1 -timeout 20m -v ./test/e2e/
+	$(GO) test -tags e2e -count=1 -timeout 40m -v ./test/e2e/
 
 # Runs every command of docs/operators.md against the bundled example, pushed to a
 # docker-registry on 127.0.0.1 (see scripts/docs-check.sh).
