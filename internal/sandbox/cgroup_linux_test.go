@@ -39,7 +39,11 @@ func TestTotalMemoryBound(t *testing.T) {
 			t.Logf("%v; peak %d MiB; the program: %s", err, mem.Peak>>20, strings.TrimSpace(out.String()))
 			assert.Equal(t, uint64(limit), mem.Limit)
 			assert.Positive(t, mem.Killed)
-			assert.LessOrEqual(t, mem.Peak, uint64(limit), "the run's processes together never held more than the limit")
+			// cgroup v1's max_usage_in_bytes may pass the limit by the page
+			// being charged when the kernel reclaims or kills (seen: one page);
+			// what matters is that 50 x 100 MiB never got near being held.
+			const slack = 1 << 20
+			assert.LessOrEqual(t, mem.Peak, uint64(limit)+slack, "the run's processes together never held more than the limit (and a page or so in flight)")
 			var exit *exec.ExitError
 			require.ErrorAs(t, err, &exit, "the program's own end is kept")
 			assert.Equal(t, 1, exit.ExitCode())
