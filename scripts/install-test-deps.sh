@@ -111,6 +111,16 @@ if ! command -v regctl >/dev/null 2>&1; then
 	GOBIN=/usr/local/bin CGO_ENABLED=0 go install "github.com/regclient/regclient/cmd/regctl@$regctl_version"
 fi
 
+# cosign checks helperbuild's signatures and signs images helperbuild verifies (TestSign*);
+# pinned, built once into /usr/local/bin (about 13 minutes of CPU on 2 cores, 141 MB), and
+# kept there: a cosign that already reports this version is not built again.
+cosign_version=v3.1.3
+if ! cosign version 2>/dev/null | grep -q "GitVersion: *$cosign_version\$\|GitVersion: *$cosign_version "; then
+	as_root "install cosign $cosign_version into /usr/local/bin"
+	log "installing cosign $cosign_version (go install; about 13 minutes of CPU)"
+	GOTOOLCHAIN=local GOBIN=/usr/local/bin CGO_ENABLED=0 go install "github.com/sigstore/cosign/v3/cmd/cosign@$cosign_version"
+fi
+
 # --- gitlab-ci-local (opt-in) ----------------------------------------------------------------
 # 4.52.2 is the last release that runs on Node 20 (later ones need Node 22); Debian 12's
 # Node 18 runs it too.

@@ -66,6 +66,7 @@ var roles = map[string]role{
 	"internal/publish":    stage,
 	"internal/attest":     stage,
 	"internal/scaffold":   stage,
+	"internal/sign":       stage,
 	"internal/release":    wiring,
 	"cmd/helperbuild":     command,
 	"internal/depcheck":   fixture,

@@ -36,12 +36,18 @@ type RegistryOptions struct {
 	Keychain  authn.Keychain
 	Transport http.RoundTripper
 	Logger    *slog.Logger
+	// Signing, if its Signer is set, signs every index and each of its
+	// entries once all is in place, before any tag moves (see Signer).
+	Signing Signing
 }
 
 // Result says what ToRegistry did.
 type Result struct {
 	// Written lists the tags written, as full references, in order.
 	Written []string
+	// Signatures lists the signatures written, per image in order: the
+	// index's, then its entries'.
+	Signatures []Signature
 }
 
 // ToRegistry publishes images: everything by digest, a HEAD check of every
@@ -62,11 +68,26 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 	if err := p.checkManifests(ctx, images, repos, true); err != nil {
 		return nil, err
 	}
+	var legacy []legacyTag
+	var sigs []Signature
+	if opts.Signing.Signer != nil {
+		images = slices.Clone(images) // signing adds referrers
+		for i := range images {
+			images[i].Referrers = slices.Clone(images[i].Referrers)
+		}
+		if legacy, sigs, err = p.signAll(ctx, images, repos, opts.Signing); err != nil {
+			return nil, err
+		}
+	}
 	fallbacks, err := p.planFallbacks(ctx, images, repos)
 	if err != nil {
 		return nil, err
 	}
-	return p.writeTags(ctx, images, repos, fallbacks)
+	res, err := p.writeTags(ctx, images, repos, fallbacks, legacy)
+	if res != nil {
+		res.Signatures = sigs
+	}
+	return res, err
 }
 
 // PushByDigest is ToRegistry without the index and the tags: every blob and
@@ -199,13 +220,16 @@ func (p *publisher) checkManifests(ctx context.Context, images []Image, repos []
 
 // writeTags is phase 3: the tags, in order (see tagOrder). A failure
 // returns a TagError naming what was and was not written.
-func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.Repository, fallbacks []fallbackTag) (*Result, error) {
+func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.Repository, fallbacks []fallbackTag, legacy []legacyTag) (*Result, error) {
 	res := &Result{}
 	pending := tagOrder(images)
-	notWritten := func(n int) []string {
+	notWritten := func(n, l int) []string {
 		var out []string
 		for _, f := range fallbacks[n:] {
 			out = append(out, f.repo.Tag(f.tag).String())
+		}
+		for _, lt := range legacy[l:] {
+			out = append(out, lt.repo.Tag(lt.tag).String())
 		}
 		for _, rest := range pending {
 			out = append(out, repos[rest.image].Tag(rest.tag).String())
@@ -216,10 +240,18 @@ func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.
 		tag := f.repo.Tag(f.tag)
 		count, err := p.writeFallback(ctx, f)
 		if err != nil {
-			return res, newTagError(tag.String(), res.Written, notWritten(n), err)
+			return res, newTagError(tag.String(), res.Written, notWritten(n, 0), err)
 		}
 		res.Written = append(res.Written, tag.String())
 		p.log.Info("tagged", "tag", tag.String(), "referrers", count)
+	}
+	for l, lt := range legacy {
+		tag := lt.repo.Tag(lt.tag)
+		if err := p.pusher.Put(ctx, tag, lt.image); err != nil {
+			return res, newTagError(tag.String(), res.Written, notWritten(len(fallbacks), l), err)
+		}
+		res.Written = append(res.Written, tag.String())
+		p.log.Info("tagged", "tag", tag.String(), "signature", true)
 	}
 	for n, t := range pending {
 		img := images[t.image]

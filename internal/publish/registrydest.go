@@ -24,6 +24,9 @@ type Registry struct {
 	opts     imageref.Options
 	log      *slog.Logger
 	uploader *Uploader
+	signing  Signing
+	// signatures are those Publish wrote.
+	signatures []Signature
 }
 
 // Naming says where in a registry each image of a release goes: ByPrefix
@@ -53,7 +56,23 @@ func NewRegistry(ctx context.Context, to Naming, images []string, opts imageref.
 // registryOptions are how ToRegistry and the Uploader reach the registries.
 func (r *Registry) registryOptions(ctx context.Context) RegistryOptions {
 	return RegistryOptions{Remote: r.opts.RemoteOptions(ctx), Logger: r.log, Uploader: r.uploader,
-		Keychain: r.opts.Keychain, Transport: r.opts.HTTPTransport()}
+		Keychain: r.opts.Keychain, Transport: r.opts.HTTPTransport(), Signing: r.signing}
+}
+
+// SignWith makes Publish sign every index and entry before any tag moves
+// (see Signer); a nil Signer signs nothing.
+func (r *Registry) SignWith(s Signing) { r.signing = s }
+
+// Signatures are the signatures Publish wrote in img's repository, in
+// order, and who signed them.
+func (r *Registry) Signatures(img Image) ([]Signature, string) {
+	var out []Signature
+	for _, s := range r.signatures {
+		if s.Repository.String() == r.Reference(img) {
+			out = append(out, s)
+		}
+	}
+	return out, r.signing.Identity
 }
 
 // Repositories lists every repository of the release, once, in order.
@@ -124,7 +143,10 @@ func (r *Registry) Publish(ctx context.Context, images []Image) error {
 	for _, img := range images {
 		out = append(out, r.naming.split(img)...)
 	}
-	_, err := ToRegistry(ctx, out, r.registryOptions(ctx))
+	res, err := ToRegistry(ctx, out, r.registryOptions(ctx))
+	if res != nil {
+		r.signatures = res.Signatures
+	}
 	return err
 }
 

@@ -85,6 +85,11 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Report, error
 					return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
 				}
 			}
+			sc, err := signatureCheck(gctx, e.desc.Digest, opts)
+			if err != nil {
+				return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
+			}
+			checks = append(checks, sc...)
 			r.Platforms[i] = PlatformReport{
 				Platform: platform.Format(e.platform),
 				Digest:   e.desc.Digest.String(),
@@ -95,6 +100,15 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Report, error
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	sc, err := signatureCheck(ctx, d, opts)
+	if err != nil {
+		return nil, fmt.Errorf("index %s: %w", d, err)
+	}
+	for _, c := range sc {
+		if !c.OK {
+			r.Problems = append(r.Problems, problem(CheckSignature, "", "index: "+c.Reason))
+		}
 	}
 	return r, nil
 }
@@ -163,6 +177,11 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("image %s (%s): %w", d, platform.Format(p), err)
 	}
+	sc, err := signatureCheck(ctx, d, opts)
+	if err != nil {
+		return nil, fmt.Errorf("image %s (%s): %w", d, platform.Format(p), err)
+	}
+	more = append(more, sc...)
 	r.Platforms = []PlatformReport{{Platform: platform.Format(p), Digest: d.String(), Checks: append(checks, more...)}}
 	return r, nil
 }

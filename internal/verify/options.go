@@ -96,6 +96,10 @@ type Options struct {
 	// nil, or an error that is ErrNoCommit: the recipe is not looked up
 	// (the check says so).
 	SourceFile func(ctx context.Context, commit, path string) ([]byte, error)
+	// Signature, if set, checks the signature of the manifest digest
+	// (the index's and each platform image's): ok with a summary, or not
+	// with the reason; the error is for failures to read the signatures.
+	Signature func(ctx context.Context, digest v1.Hash) (ok bool, reason string, err error)
 	// Jobs bounds how many platforms are verified at once; 0 means 1.
 	Jobs int
 	// Checked, when set, returns the per-platform checks already run on the

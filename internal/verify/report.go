@@ -19,11 +19,14 @@ const (
 	CheckStart = "start"
 	// CheckAttest is Options.Attestations: each image's SBOM and provenance.
 	CheckAttest = "attestations"
+	// CheckSignature is Options.Signature: each manifest is signed by the
+	// expected signer (the table's SIGNED column).
+	CheckSignature = "signed"
 	// CheckNodes is the check of Options.Nodes: a node without an image.
 	CheckNodes = "nodes"
 )
 
-var checkOrder = []string{CheckCoverage, CheckConfig, CheckArch, CheckContract, CheckRun, CheckStart, CheckAttest}
+var checkOrder = []string{CheckCoverage, CheckConfig, CheckArch, CheckContract, CheckRun, CheckStart, CheckAttest, CheckSignature}
 
 // Severities of a Finding.
 const (

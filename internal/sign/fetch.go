@@ -1,0 +1,166 @@
+package sign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+)
+
+// maxSignatureBlob bounds a bundle or payload read from a registry.
+const maxSignatureBlob = 1 << 20
+
+// Found says what VerifyDigest found: how many signatures of each format,
+// and which verified.
+type Found struct {
+	Bundles, Legacy int
+	// Valid is the format of the first signature that verified ("bundle"
+	// or "legacy"); "" when none did.
+	Valid string
+	// Reason is why none verified, naming the first refusal.
+	Reason string
+}
+
+// VerifyDigest looks for the signatures of repo@d in both of cosign's
+// places, bundles among its referrers (the API or the fallback tag) and
+// the legacy sha256-<hex>.sig tag, and checks them until one verifies.
+// The error is for failures to read the registry; what the signatures
+// are worth is in Found.
+func (v *Verifier) VerifyDigest(ctx context.Context, repo name.Repository, d v1.Hash, ropts []remote.Option) (Found, error) {
+	ropts = append(ropts[:len(ropts):len(ropts)], remote.WithContext(ctx))
+	var f Found
+	var refusals []error
+	idx, err := remote.Referrers(repo.Digest(d.String()), ropts...)
+	if err != nil {
+		return f, fmt.Errorf("referrers of %s@%s: %w", repo, d, imageref.Explain(err))
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return f, err
+	}
+	for _, m := range im.Manifests {
+		// A registry's listing may give the config's media type as the
+		// artifactType (go-containerregistry's does): as cosign, look at
+		// every referrer that is not plainly something else.
+		if m.ArtifactType != MediaTypeBundle && m.ArtifactType != "" && m.ArtifactType != string(types.OCIEmptyJSON) {
+			continue
+		}
+		b, isBundle, err := bundleOf(repo.Digest(m.Digest.String()), ropts)
+		if !isBundle {
+			continue
+		}
+		f.Bundles++
+		if err == nil {
+			err = v.VerifyBundle(b, d)
+		}
+		if err == nil {
+			f.Valid = "bundle"
+			return f, nil
+		}
+		refusals = append(refusals, fmt.Errorf("bundle %s: %w", m.Digest, err))
+	}
+	img, err := remote.Image(repo.Tag(LegacyTag(d)), ropts...)
+	var terr *transport.Error
+	switch {
+	case errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound:
+	case err != nil:
+		return f, fmt.Errorf("read %s:%s: %w", repo, LegacyTag(d), imageref.Explain(err))
+	default:
+		ok, errs, err := v.verifyLegacyImage(img, d, &f)
+		if err != nil {
+			return f, fmt.Errorf("%s:%s: %w", repo, LegacyTag(d), err)
+		}
+		if ok {
+			f.Valid = "legacy"
+			return f, nil
+		}
+		refusals = append(refusals, errs...)
+	}
+	switch {
+	case f.Bundles+f.Legacy == 0:
+		f.Reason = fmt.Sprintf("not signed: no Sigstore bundle among the referrers of %s and no %s tag", d, LegacyTag(d))
+	default:
+		f.Reason = fmt.Sprintf("%d signature(s) of %s, none valid: %v", f.Bundles+f.Legacy, d, refusals[0])
+	}
+	return f, nil
+}
+
+// verifyLegacyImage checks each simple-signing layer of a .sig image.
+func (v *Verifier) verifyLegacyImage(img v1.Image, d v1.Hash, f *Found) (bool, []error, error) {
+	m, err := img.Manifest()
+	if err != nil {
+		return false, nil, err
+	}
+	var refusals []error
+	for _, l := range m.Layers {
+		if l.MediaType != MediaTypeSimpleSigning {
+			continue
+		}
+		f.Legacy++
+		layer, err := img.LayerByDigest(l.Digest)
+		if err != nil {
+			return false, nil, err
+		}
+		p, err := readBlob(layer)
+		if err != nil {
+			return false, nil, fmt.Errorf("layer %s: %w", l.Digest, err)
+		}
+		err = v.VerifyLegacy(p, l.Annotations[AnnotationSignature], l.Annotations[AnnotationCertificate], d)
+		if err == nil {
+			return true, nil, nil
+		}
+		refusals = append(refusals, fmt.Errorf("legacy signature %s: %w", l.Digest, err))
+	}
+	return false, refusals, nil
+}
+
+// bundleOf reads the bundle layer of a referrer manifest; isBundle says
+// whether the manifest is a bundle's (its one layer a Sigstore bundle).
+func bundleOf(ref name.Digest, ropts []remote.Option) (b []byte, isBundle bool, err error) {
+	img, err := remote.Image(ref, ropts...)
+	if err != nil {
+		return nil, true, imageref.Explain(err)
+	}
+	m, err := img.Manifest()
+	if err != nil {
+		return nil, true, err
+	}
+	if len(m.Layers) == 0 || !strings.HasPrefix(string(m.Layers[0].MediaType), "application/vnd.dev.sigstore.bundle") {
+		return nil, false, nil
+	}
+	if len(m.Layers) != 1 {
+		return nil, true, fmt.Errorf("%d layers, want the bundle alone", len(m.Layers))
+	}
+	l, err := img.LayerByDigest(m.Layers[0].Digest)
+	if err != nil {
+		return nil, true, err
+	}
+	b, err = readBlob(l)
+	return b, true, err
+}
+
+func readBlob(l v1.Layer) ([]byte, error) {
+	rc, err := l.Compressed()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, maxSignatureBlob+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxSignatureBlob {
+		return nil, fmt.Errorf("larger than %d bytes", maxSignatureBlob)
+	}
+	return b, nil
+}
