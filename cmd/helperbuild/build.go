@@ -43,6 +43,7 @@ type buildFlags struct {
 	relPlatforms string // --release-platforms
 	attest       attestFlags
 	run          bool // --run: the start-up runs of verify before anything is published
+	sign         signFlags
 }
 
 // examples are build's (false) and push's (true).
@@ -98,6 +99,7 @@ described by helperbuild.yaml (or --config).`,
 	fl.StringVar(&f.branch, "branch", "", "source branch (default: CI_COMMIT_REF_NAME, else the current git branch)")
 	fl.StringVar(&f.source, "source", "", "source repository URL for org.opencontainers.image.source (default: CI_PROJECT_URL, else the git remote)")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
+	f.sign.register(fl)
 	f.retry.register(fl)
 	f.progress.register(cmd)
 	f.attest.register(fl)

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"crypto/elliptic"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
@@ -126,6 +129,29 @@ func TestEveryFlagInBothModes(t *testing.T) {
 		}),
 		"push --attest-dir": same([]string{"--attest-dir", filepath.Join(tmp, "att")}, func(t *testing.T, r *buildRun) {
 			assert.Equal(t, filepath.Join(tmp, "att"), r.Outputs.AttestDir)
+		}),
+		"push --sign": same([]string{"--sign", "--sign-key", plainKey(t, tmp), "--sign-tlog", "none"}, func(t *testing.T, r *buildRun) {
+			require.NotNil(t, r.Sign)
+			assert.Equal(t, "auto", r.Sign.Format)
+			assert.Empty(t, r.Sign.RekorURL, "--sign-tlog none: no log")
+			assert.NotEmpty(t, r.SignedBy())
+		}),
+		"push --sign-key": same([]string{"--sign", "--sign-key", plainKey(t, tmp)}, func(t *testing.T, r *buildRun) {
+			require.NotNil(t, r.Sign)
+			assert.NotEmpty(t, r.Sign.KeyPEM)
+			assert.True(t, strings.HasPrefix(r.SignedBy(), "key "), r.SignedBy())
+		}),
+		"push --sign-format": same([]string{"--sign", "--sign-key", plainKey(t, tmp), "--sign-format", "legacy"}, func(t *testing.T, r *buildRun) {
+			require.NotNil(t, r.Sign)
+			assert.Equal(t, "legacy", r.Sign.Format)
+		}),
+		"push --sign-tlog": same([]string{"--sign", "--sign-key", plainKey(t, tmp), "--sign-tlog", "https://rekor.example.test"}, func(t *testing.T, r *buildRun) {
+			require.NotNil(t, r.Sign)
+			assert.Equal(t, "https://rekor.example.test", r.Sign.RekorURL)
+		}),
+		"push --sign-fulcio-url": same([]string{"--sign-fulcio-url", "https://fulcio.example.test"}, func(t *testing.T, r *buildRun) {
+			assert.Nil(t, r.Sign, "without --sign nothing signs")
+			assert.Empty(t, r.SignedBy())
 		}),
 		"provenance": same([]string{"--provenance", "max"}, func(t *testing.T, r *buildRun) {
 			assert.Equal(t, attest.ProvenanceMax, r.AttestOptions.Provenance)
@@ -343,4 +369,14 @@ func TestModeConflicts(t *testing.T) {
 	})
 	var out, errb bytes.Buffer
 	assert.Equal(t, 0, runRoot(t.Context(), env, root, []string{"push", "--base", "scratch", "--tag", "v1", "./cmd/app"}, &out, &errb), errb.String())
+}
+
+// plainKey writes a plain PKCS#8 ECDSA P-256 key (no password) into dir.
+func plainKey(t *testing.T, dir string) string {
+	t.Helper()
+	p, _, err := cryptoutils.GeneratePEMEncodedECDSAKeyPair(elliptic.P256(), nil)
+	require.NoError(t, err)
+	path := filepath.Join(dir, "plain.key")
+	require.NoError(t, os.WriteFile(path, p, 0o600))
+	return path
 }

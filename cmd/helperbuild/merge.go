@@ -20,6 +20,7 @@ type mergeFlags struct {
 	insecure     []string
 	retry        retryFlags
 	progress     progressFlags
+	sign         signFlags
 }
 
 func newMergeCmd(env Env) *cobra.Command {
@@ -57,6 +58,7 @@ a platform missing or given twice, and a manifest the registry does not have.`,
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
 	f.retry.register(fl)
 	f.progress.register(cmd)
+	f.sign.register(fl)
 	_ = cmd.RegisterFlagCompletionFunc("platforms", completePlatforms(true))
 	return cmd
 }
@@ -75,9 +77,13 @@ func runMerge(cmd *cobra.Command, env Env, f *mergeFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	signReq, err := f.sign.request(env)
+	if err != nil {
+		return err
+	}
 	pm, err := release.PrepareMerge(release.MergeRequest{
 		Command: cmd.CommandPath(), Parts: paths, Platforms: ps, AllPlatforms: all, Config: f.config, Repo: f.repo,
-		Registry: f.retry.registry(env, f.insecure), Outputs: release.Outputs{Metadata: f.metadataFile, Dotenv: f.dotenv},
+		Registry: f.retry.registry(env, f.insecure), Outputs: release.Outputs{Metadata: f.metadataFile, Dotenv: f.dotenv}, Sign: signReq,
 	})
 	if err != nil {
 		var input *release.InputError

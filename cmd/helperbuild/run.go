@@ -85,6 +85,9 @@ func buildRequest(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 		}
 	}
 	req.CacheDir, req.CacheDirFrom = cacheDir(env, f)
+	if req.Sign, err = f.sign.request(env); err != nil {
+		return release.Request{}, err
+	}
 	return req, nil
 }
 

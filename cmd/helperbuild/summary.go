@@ -26,6 +26,9 @@ func printReport(w io.Writer, rep *release.Report) error {
 		if len(img.IndexTags) > 0 {
 			fmt.Fprintf(w, "  tags: %s\n", strings.Join(img.IndexTags, " "))
 		}
+		if l := img.SignatureLine(); l != "" {
+			fmt.Fprintln(w, "  "+l)
+		}
 		if err := platformTable(w, img.Image, rep.Where == release.Pending); err != nil {
 			return err
 		}

@@ -26,6 +26,7 @@ type verifyFlags struct {
 	jobs      int
 	metadata  string
 	attest    bool
+	sig       verifySignFlags
 }
 
 func newVerifyCmd(env Env) *cobra.Command {
@@ -64,6 +65,7 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors.`,
 	fl.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "platforms checked at once")
 	fl.StringVar(&f.metadata, "metadata-file", "", "also write the report as JSON to this file (docs/metadata.md), whether the checks pass or not")
 	f.retry.register(fl)
+	f.sig.register(fl)
 	_ = cmd.RegisterFlagCompletionFunc("platforms", completePlatforms(false))
 	_ = cmd.RegisterFlagCompletionFunc("contract", completeContract)
 	_ = cmd.RegisterFlagCompletionFunc("format", completeFormat)
@@ -106,6 +108,9 @@ func verifyInputs(f *verifyFlags, arg string) (target *release.VerifyTarget, opt
 		return nil, opts, usagef(`--platforms all means nothing to verify; list the platforms the index must hold`)
 	}
 	if target, err = release.ParseVerifyTarget(arg, f.insecure); err != nil {
+		return nil, opts, err
+	}
+	if err = f.sig.apply(target); err != nil {
 		return nil, opts, err
 	}
 	if err = f.runLimits.validate(); err != nil {

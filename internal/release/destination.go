@@ -239,6 +239,7 @@ func (p *Prepared) open(ctx context.Context, images imageref.Options, tmp string
 		return nil, err
 	}
 	if d.Where != Pending {
+		reg.SignWith(p.signing)
 		return reg, nil
 	}
 	return &publish.ByDigest{Registry: reg, PartFile: d.partFile, Part: d.Part, ImagePlatforms: d.imagePlatforms, Contracts: d.contracts}, nil

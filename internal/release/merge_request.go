@@ -35,13 +35,17 @@ type MergeRequest struct {
 	// Outputs are the metadata and dotenv files (merge writes no
 	// attestation files: it has digests only).
 	Outputs Outputs
+	// Sign signs every index and platform manifest before any tag moves
+	// (merge --sign); nil signs nothing.
+	Sign *SignRequest
 }
 
 // PreparedMerge is a MergeRequest checked, its parts read.
 type PreparedMerge struct {
 	MergeRequest
-	opts  MergeOptions
-	parts []*part.File
+	opts    MergeOptions
+	parts   []*part.File
+	signing publish.Signing
 }
 
 // PrepareMerge checks req and reads its parts, before anything is read
@@ -74,8 +78,11 @@ func PrepareMerge(req MergeRequest) (*PreparedMerge, error) {
 	}
 	opts.Images = imageref.Options{Keychain: req.Registry.Keychain, Insecure: req.Registry.Insecure, UserAgent: req.Registry.UserAgent}
 	pm := &PreparedMerge{MergeRequest: req, opts: opts, parts: make([]*part.File, len(req.Parts))}
+	var err error
+	if pm.signing, _, err = req.Sign.signing(req.Registry); err != nil {
+		return nil, err
+	}
 	for i, p := range req.Parts {
-		var err error
 		if pm.parts[i], err = part.Read(p); err != nil {
 			return nil, err
 		}
@@ -115,6 +122,7 @@ func (pm *PreparedMerge) Execute(ctx context.Context, obs Observer) (*Report, er
 	if err != nil {
 		return nil, err
 	}
+	dest.SignWith(pm.signing)
 	if err := dest.Hooks(ctx).Preflight(ctx); err != nil {
 		return nil, err
 	}

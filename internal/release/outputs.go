@@ -36,6 +36,8 @@ type MetadataImage struct {
 	Tags      []string           `json:"tags"`
 	Contract  string             `json:"contract,omitempty"`
 	Platforms []MetadataPlatform `json:"platforms"`
+	// Signatures are those push --sign or merge --sign wrote.
+	Signatures []MetadataSignature `json:"signatures,omitempty"`
 }
 
 // MetadataPlatform is one platform of a MetadataImage.
@@ -94,6 +96,7 @@ func (rep *Report) Metadata() Metadata {
 			mi.Platforms = append(mi.Platforms, MetadataPlatform{Platform: platform.Format(p.Platform), Digest: p.Digest.String(),
 				Size: p.Size, CompressedSize: p.CompressedSize, Tags: img.PlatformTags[i], Attestations: attestationMetadata(p.Attestation)})
 		}
+		mi.Signatures = signatureMetadata(img)
 		m.Images = append(m.Images, mi)
 	}
 	return m

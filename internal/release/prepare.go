@@ -11,6 +11,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/gitmeta"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/outfile"
+	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
@@ -25,6 +26,10 @@ type Prepared struct {
 	AttestOptions Attest
 	// Dest is where the images go.
 	Dest *Destination
+	// signing signs the release at a registry (Request.Sign); signer
+	// keeps the bundles it made, for --attest-dir.
+	signing publish.Signing
+	signer  *Signer
 
 	Observer // set by Execute
 }
@@ -57,6 +62,12 @@ func Prepare(ctx context.Context, req Request) (*Prepared, error) {
 		return nil, err
 	}
 	p := &Prepared{Request: req, Meta: meta, Dest: dest}
+	if req.Sign != nil && req.ByDigest {
+		return nil, inputf("--sign with --by-digest: a job writes no tag, so nothing is signed there; sign in the merge job (helperbuild merge --sign)")
+	}
+	if p.signing, p.signer, err = req.Sign.signing(req.Registry); err != nil {
+		return nil, err
+	}
 	if err := p.prepareAttest(ctx, cfg, dir); err != nil {
 		return nil, err
 	}

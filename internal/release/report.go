@@ -26,6 +26,8 @@ type Report struct {
 	// written (nothing was).
 	Sources     []IndexSource
 	DryRunIndex []byte
+	// bundles are the signatures' Sigstore bundles, for --attest-dir.
+	bundles []SignedBundle
 }
 
 // ReportImage is one image of a Report.
@@ -42,6 +44,11 @@ type ReportImage struct {
 	// Tag is the tag a later job most likely wants: the first that is not
 	// latest, else latest; "" when there is none.
 	Tag string
+	// Signatures are those push --sign or merge --sign wrote in the
+	// image's repository (the index's, then its entries'); SignedBy names
+	// the signer.
+	Signatures []Signature
+	SignedBy   string
 }
 
 // OutputError is a run that published everything but could not write an
@@ -55,6 +62,9 @@ func (e *OutputError) Unwrap() error { return e.Err }
 func newReport(res *Result, t tail) *Report {
 	dest := t.dest
 	rep := &Report{Where: t.where, Path: t.path, Single: t.single}
+	if t.signer != nil {
+		rep.bundles = t.signer.Bundles()
+	}
 	for _, img := range res.Images {
 		pi := img.Publish()
 		ri := ReportImage{Image: img, Reference: dest.Reference(pi), Pinned: dest.Pinned(pi, img.Digest), IndexTags: dest.IndexTags(pi)}
@@ -66,6 +76,7 @@ func newReport(res *Result, t tail) *Report {
 			ri.PlatformTags = append(ri.PlatformTags, tags)
 		}
 		ri.Tag = PreferredTag(ri.IndexTags)
+		ri.Signatures, ri.SignedBy = signaturesOf(dest, pi)
 		rep.Images = append(rep.Images, ri)
 	}
 	return rep
@@ -75,6 +86,9 @@ func newReport(res *Result, t tail) *Report {
 func (rep *Report) write(out Outputs) error {
 	if out.AttestDir != "" {
 		if err := rep.writeAttestDir(out.AttestDir); err != nil {
+			return &OutputError{err}
+		}
+		if err := rep.writeBundles(out.AttestDir); err != nil {
 			return &OutputError{err}
 		}
 	}

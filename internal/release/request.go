@@ -71,6 +71,9 @@ type Request struct {
 	Outputs Outputs
 	// HelperbuildVersion is this program's version (part files, provenance).
 	HelperbuildVersion string
+	// Sign signs every index and platform manifest before any tag moves
+	// (push --sign); nil signs nothing.
+	Sign *SignRequest
 }
 
 // Package is config-free mode's input: a Go main package put at

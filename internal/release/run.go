@@ -72,7 +72,7 @@ func (p *Prepared) Execute(ctx context.Context, obs Observer) (*Report, error) {
 		return nil, err
 	}
 	return finish(ctx, tail{Observer: p.Observer, dest: dest, where: p.Dest.Where, path: p.Dest.Output.Path, single: p.Dest.single,
-		header: p.Dest.publishHeader(), outputs: p.Outputs}, res)
+		header: p.Dest.publishHeader(), outputs: p.Outputs, signer: p.signer}, res)
 }
 
 // buildOptions are Build's options for this run, with dest's hooks.
@@ -114,6 +114,7 @@ type tail struct {
 	single  bool   // a config-free layout's entries are named by tag alone
 	header  string // the publish phase's opening line
 	outputs Outputs
+	signer  *Signer // the bundles it made go to --attest-dir; nil: unsigned
 }
 
 // finish publishes res at t.dest (tags last), names what it published and

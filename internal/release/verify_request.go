@@ -7,10 +7,13 @@ import (
 	"os"
 	"path/filepath"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
 	"github.com/helperbuild/helperbuild/internal/gitmeta"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/sandbox"
+	"github.com/helperbuild/helperbuild/internal/sign"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
@@ -19,6 +22,8 @@ import (
 type VerifyTarget struct {
 	arg string
 	ref imageref.Ref
+	// sig checks each manifest's signature (verify --signature); nil: none.
+	sig *sign.Verifier
 }
 
 // ParseVerifyTarget reads verify's argument: a registry reference,
@@ -70,6 +75,9 @@ func (t *VerifyTarget) Verify(ctx context.Context, opts verify.Options, reg Regi
 	if err != nil {
 		return nil, err
 	}
+	if t.sig != nil {
+		opts.Signature = t.signatureCheck(imgOpts)
+	}
 	if opts.Attestations && t.ref.Transport == imageref.Registry {
 		opts.Referrers = registry.Referrers(t.ref.Name.Context(), imgOpts)
 	}
@@ -120,4 +128,35 @@ func (r Registry) Check() error {
 		return &InputError{err}
 	}
 	return nil
+}
+
+// CheckSignatures makes Verify check that the index and every platform
+// manifest carry a valid signature (bundle referrer or .sig tag) under p;
+// the target must be in a registry.
+func (t *VerifyTarget) CheckSignatures(p SignaturePolicy) error {
+	if t.ref.Transport != imageref.Registry {
+		return inputf("--signature checks the signatures a registry holds; %s is not a registry reference", t.arg)
+	}
+	v, err := sign.NewVerifier(p)
+	if err != nil {
+		return inputf("--signature: %v", err)
+	}
+	t.sig = v
+	return nil
+}
+
+// signatureCheck is verify's signature check of manifests in the target's
+// repository, read with o.
+func (t *VerifyTarget) signatureCheck(o imageref.Options) func(ctx context.Context, d v1.Hash) (bool, string, error) {
+	repo := t.ref.Name.Context()
+	return func(ctx context.Context, d v1.Hash) (bool, string, error) {
+		found, err := t.sig.VerifyDigest(ctx, repo, d, o.RemoteOptions(ctx))
+		if err != nil {
+			return false, "", err
+		}
+		if found.Valid == "" {
+			return false, found.Reason, nil
+		}
+		return true, found.Valid + " signature verified", nil
+	}
 }
