@@ -12,7 +12,7 @@ import (
 
 func newIndexCmd(env Env) *cobra.Command {
 	req := release.IndexRequest{HelperbuildVersion: version}
-	platforms, insecure, retry, prog := new(string), new([]string), &retryFlags{}, &progressFlags{}
+	platforms, insecure, retry, prog, sf := new(string), new([]string), &retryFlags{}, &progressFlags{}, &signFlags{}
 	cmd := &cobra.Command{
 		Use:   "index --tag TARGET[:TAG]... SOURCE...",
 		Short: "Join images that already exist (per-arch tags, indexes, OCI layouts) into one multi-arch tag, each config checked against its binaries first",
@@ -21,6 +21,9 @@ func newIndexCmd(env Env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ps, all, err := parsePlatforms(*platforms)
 			if err != nil {
+				return err
+			}
+			if req.Sign, err = sf.request(env); err != nil {
 				return err
 			}
 			req.Command, req.Sources, req.Platforms, req.AllPlatforms, req.CI, req.Registry = cmd.CommandPath(), args, ps, all, ciOf(env), retry.registry(env, *insecure)
@@ -41,6 +44,7 @@ func newIndexCmd(env Env) *cobra.Command {
 	fl.StringArrayVar(insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
 	retry.register(fl)
 	prog.register(cmd)
+	sf.register(fl)
 	_ = cmd.RegisterFlagCompletionFunc("platforms", completePlatforms(true))
 	_ = cmd.RegisterFlagCompletionFunc("attest", completeAttest)
 	return cmd

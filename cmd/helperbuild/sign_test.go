@@ -173,3 +173,19 @@ func TestSignServiceDown(t *testing.T) {
 	assert.Empty(t, tags, "no tag moved")
 	assert.NotContains(t, stderr, token, "the token is never printed")
 }
+
+// TestIndexSign: index --sign signs the joined index and each platform
+// manifest before the tag moves, and verify --signature accepts them.
+func TestIndexSign(t *testing.T) {
+	src, dst := testkit.Registry(t), testkit.Registry(t)
+	gitlabHelperTags(t, src, "gitlab-org/helper", false)
+	priv, pub := keyPair(t, t.TempDir(), "pw")
+	target := dst + "/mirror/gitlab-runner-helper:v17.10.0"
+	code, stdout, stderr := run(t, baseEnv("COSIGN_PASSWORD=pw"), "index", "--tag", target, "--gitlab-helper", src+"/gitlab-org/helper",
+		"--version", "v17.10.0", "--platforms", "linux/amd64,linux/arm64", "--attest", "none", "--sign", "--sign-key", priv, "--sign-tlog", "none", "--sign-format", "bundle")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "  signed: 3 bundle (the index and each manifest) by key ", stdout)
+	code, stdout, stderr = run(t, baseEnv(), "verify", "--signature", "--key", pub, target)
+	assert.Equal(t, 0, code, stdout+stderr)
+	assert.Contains(t, stdout, "SIGNED")
+}

@@ -43,6 +43,9 @@ type IndexRequest struct {
 	HelperbuildVersion string
 	Registry           Registry
 	Outputs            Outputs
+	// Sign signs the index and every platform manifest before any tag
+	// moves (index --sign); nil signs nothing.
+	Sign *SignRequest
 }
 
 // IndexSource is where one platform of a joined index came from, for the
@@ -65,6 +68,9 @@ type PreparedIndex struct {
 	opts   IndexOptions
 	placed publish.Placed
 	refs   []string
+	// signing and signer sign the index (Sign); signer keeps the bundles.
+	signing publish.Signing
+	signer  *Signer
 }
 
 // PrepareIndex checks req: flags, targets, output files.
@@ -118,6 +124,9 @@ func PrepareIndex(req IndexRequest) (*PreparedIndex, error) {
 		Join: join.Options{Platforms: req.Platforms, FixPlatform: req.FixPlatform, Jobs: req.Jobs,
 			Images: imageref.Options{Keychain: req.Registry.Keychain, Insecure: req.Registry.Insecure, UserAgent: req.Registry.UserAgent}},
 		Attest: Attest{Mode: mode, HelperbuildVersion: req.HelperbuildVersion, CI: ci.attest()},
+	}
+	if pi.signing, pi.signer, err = req.Sign.signing(req.Registry); err != nil {
+		return nil, err
 	}
 	return pi, nil
 }
@@ -199,6 +208,7 @@ func (pi *PreparedIndex) Execute(ctx context.Context, obs Observer) (*Report, er
 	if err != nil {
 		return nil, err
 	}
+	dest.SignWith(pi.signing)
 	if !pi.DryRun {
 		if err := dest.Hooks(ctx).Preflight(ctx); err != nil {
 			return nil, err
@@ -210,7 +220,7 @@ func (pi *PreparedIndex) Execute(ctx context.Context, obs Observer) (*Report, er
 		return nil, err
 	}
 	obs.phase(progress.KindPhaseEnd, "check", fmt.Sprintf("checked: %d platforms", len(joined.Plan.Entries)))
-	t := tail{Observer: obs, dest: dest, where: InRegistry, header: "publish: blobs, manifests by digest, checked, then tags", outputs: pi.Outputs}
+	t := tail{Observer: obs, dest: dest, where: InRegistry, header: "publish: blobs, manifests by digest, checked, then tags", outputs: pi.Outputs, signer: pi.signer}
 	var rep *Report
 	if pi.DryRun {
 		rep = newReport(joined.Result, t)
