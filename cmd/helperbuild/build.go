@@ -99,7 +99,6 @@ described by helperbuild.yaml (or --config).`,
 	fl.StringVar(&f.branch, "branch", "", "source branch (default: CI_COMMIT_REF_NAME, else the current git branch)")
 	fl.StringVar(&f.source, "source", "", "source repository URL for org.opencontainers.image.source (default: CI_PROJECT_URL, else the git remote)")
 	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] that may be reached over plain HTTP or with an unverified certificate (repeatable)")
-	f.sign.register(fl)
 	f.retry.register(fl)
 	f.progress.register(cmd)
 	f.attest.register(fl)
@@ -120,6 +119,7 @@ described by helperbuild.yaml (or --config).`,
 	_ = cmd.RegisterFlagCompletionFunc("image", completeImages)
 	if push {
 		fl.StringArrayVar(&f.tags, "tag", nil, "config-free: reference to tag, e.g. registry.example.com/group/helper:v1.2.3, or TAG with --repo; recipe: a tag every image also gets (repeatable)")
+		f.sign.register(fl)
 		fl.BoolVar(&f.byDigest, "by-digest", false, "one CI job's share of a release: push blobs and platform manifests, write no tag, write --part-file for helperbuild merge")
 		fl.StringVar(&f.partFile, "part-file", "", "with --by-digest: write the part file (JSON, see docs/fanout.md) here, e.g. parts/$CI_JOB_ID.json")
 		fl.StringVar(&f.relPlatforms, "release-platforms", "", "with --by-digest: the whole release's platforms in index order, as merge will join them; it names every --platforms entry (default: the recipe's platforms; config-free: --platforms)")
