@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/helperbuild/helperbuild/internal/progress"
 )
 
 // suggest returns " (did you mean linux/amd64?)" for a specifier within a few
@@ -15,12 +17,7 @@ func suggest(spec string) string {
 			return fmt.Sprintf(" (did you mean %s/%s? %s is Debian's name)", os, alias, arch)
 		}
 	}
-	best, bestDist := "", 3 // at most two edits: a swapped pair is two
-	for _, cand := range suggestionOrder() {
-		if d := editDistance(spec, cand); d < bestDist {
-			best, bestDist = cand, d
-		}
-	}
+	best := progress.Nearest(spec, suggestionOrder())
 	if best == "" {
 		return ""
 	}
@@ -41,25 +38,4 @@ func suggestionOrder() []string {
 		}
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
