@@ -28,7 +28,9 @@ import (
 
 // gitlabBaseCacheDir is where scripts/install-test-deps.sh keeps the .debs of the
 // GitLab-like bases (internal/gitlabbase).
-func gitlabBaseCacheDir() string { return filepath.Join(filepath.Dir(busyboxCacheDir()), "gitlab-base") }
+func gitlabBaseCacheDir() string {
+	return filepath.Join(filepath.Dir(busyboxCacheDir()), "gitlab-base")
+}
 
 // buildGitLabBase writes a five-platform GitLab-like base of kind, with defect seeded, to
 // the OCI layout dir, tagged baseTag: real Debian bash-static, busybox-static, dumb-init
