@@ -2,7 +2,6 @@ package join
 
 import (
 	"archive/tar"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -61,7 +60,7 @@ func readEvidence(ctx context.Context, img v1.Image, want v1.Platform, tmpDir st
 			if hdr.Typeflag != tar.TypeReg || hdr.Mode&0o111 == 0 {
 				return nil
 			}
-			return spoolELF(r, tmpDir, func(f *os.File) error {
+			return elfcheck.SpoolELF(r, tmpDir, func(f *os.File) error {
 				ev.Binaries = append(ev.Binaries, checkBinary(rootfs.Clean(hdr.Name), f, want))
 				return nil
 			})
@@ -140,29 +139,4 @@ func binariesPlatform(ev Evidence) (v1.Platform, error) {
 		}
 	}
 	return platform.Normalize(out), nil
-}
-
-// spoolELF reads the first bytes of r; when they are the ELF magic it copies
-// the whole file to a temporary file in dir, calls fn with it and removes
-// it. Other contents are skipped without reading further.
-func spoolELF(r io.Reader, dir string, fn func(*os.File) error) (err error) {
-	magic := make([]byte, 4)
-	n, err := io.ReadFull(r, magic)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return err
-	}
-	if !elfcheck.IsELF(magic[:n]) {
-		return nil
-	}
-	f, err := os.CreateTemp(dir, "join-elf-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		err = errors.Join(err, f.Close(), os.Remove(f.Name()))
-	}()
-	if _, err := io.Copy(f, io.MultiReader(bytes.NewReader(magic[:n]), r)); err != nil {
-		return fmt.Errorf("spool to %s: %w", f.Name(), err)
-	}
-	return fn(f)
 }

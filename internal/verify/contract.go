@@ -266,7 +266,7 @@ func (c *contractCheck) read(ctx context.Context, layers []v1.Layer, tmpDir stri
 
 func (c *contractCheck) checkStatic(r io.Reader, ls []located, tmpDir string) error {
 	isELF := false
-	err := spoolELF(r, tmpDir, func(f *os.File) error {
+	err := elfcheck.SpoolELF(r, tmpDir, func(f *os.File) error {
 		isELF = true
 		static, err := elfcheck.Static(f)
 		for _, l := range ls {

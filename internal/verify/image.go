@@ -14,6 +14,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
@@ -134,7 +135,7 @@ func checkAllFiles(ctx context.Context, layers []v1.Layer, t *rootfs.FS, arch *a
 		return nil
 	})
 	return rootfs.ReadSources(ctx, layers, want, func(src rootfs.Source, r io.Reader) error {
-		return spoolELF(r, tmpDir, func(f *os.File) error {
+		return elfcheck.SpoolELF(r, tmpDir, func(f *os.File) error {
 			arch.check(names[src], src, f)
 			return nil
 		})

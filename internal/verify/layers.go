@@ -2,9 +2,7 @@ package verify
 
 import (
 	"archive/tar"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,7 +70,7 @@ func scan(ctx context.Context, layers []v1.Layer, b *readBudget, t *rootfs.FS, e
 			if !elfs[i] || !isRegular(hdr) || !isExec(hdr.Mode) {
 				return nil
 			}
-			return spoolELF(r, tmpDir, func(f *os.File) error {
+			return elfcheck.SpoolELF(r, tmpDir, func(f *os.File) error {
 				return fn(rootfs.Clean(hdr.Name), rootfs.Source{Layer: i, Seq: seq}, hdr, f)
 			})
 		})
@@ -85,39 +83,4 @@ func scan(ctx context.Context, layers []v1.Layer, b *readBudget, t *rootfs.FS, e
 
 func isRegular(hdr *tar.Header) bool {
 	return hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeRegA //nolint:staticcheck // old archives
-}
-
-// spoolELF reads the first bytes of r; when they are the ELF magic it copies
-// the whole file to a temporary file in dir, calls fn with it and removes it.
-// Non-ELF contents are skipped without reading further.
-func spoolELF(r io.Reader, dir string, fn func(*os.File) error) (err error) {
-	magic := make([]byte, 4)
-	n, err := io.ReadFull(r, magic)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return err
-	}
-	if !elfcheck.IsELF(magic[:n]) {
-		return nil
-	}
-	return spool(io.MultiReader(bytes.NewReader(magic), r), dir, fn)
-}
-
-// spool copies r to a temporary file in dir (os.TempDir when empty), calls fn
-// with it and removes it.
-func spool(r io.Reader, dir string, fn func(*os.File) error) (err error) {
-	f, err := os.CreateTemp(dir, "verify-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		cerr := f.Close()
-		rerr := os.Remove(f.Name())
-		if err == nil {
-			err = errors.Join(cerr, rerr)
-		}
-	}()
-	if _, err := io.Copy(f, r); err != nil {
-		return fmt.Errorf("spool to %s: %w", f.Name(), err)
-	}
-	return fn(f)
 }
