@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -15,8 +16,17 @@ import (
 )
 
 // fallbackAttempts bounds the writes of one fallback tag that another
-// writer's may undo.
+// writer's may undo, and the rounds of confirmFallbacks.
 const fallbackAttempts = 5
+
+// settleFor is how long the fallback tags are left alone before they are
+// read again (see confirmFallbacks), given the longest write of one
+// (read, PUT, read back) took took: another writer takes about as long
+// between reading a tag and writing it, so ten times that, at least a
+// quarter of a second (a loaded machine's scheduling) and at most 5s.
+func settleFor(took time.Duration) time.Duration {
+	return min(max(10*took, 250*time.Millisecond), 5*time.Second)
+}
 
 // withReferrers is list plus the descriptors of add it lacks, sorted by
 // digest (as go-containerregistry and regclient keep a referrers index).
@@ -71,6 +81,62 @@ func (p *publisher) writeFallback(ctx context.Context, f fallbackTag) (int, erro
 			return 0, fmt.Errorf("%s:%s: other writers replaced the referrers index %d times; run again", f.repo, f.tag, attempt)
 		}
 		p.log.Info("referrers tag replaced by another writer: adding ours again", "tag", f.repo.Tag(f.tag).String(), "attempt", attempt)
+	}
+}
+
+// confirmFallbacks reads every fallback tag again once they have been left
+// alone for settle, and writes again each one that lacks some of its
+// referrers (at most fallbackAttempts rounds). writeFallback's read-back
+// sees another writer's PUT that lands before it; this sees one that lands
+// later: a writer that read the tag before ours was written and wrote its
+// own index after our read-back, which erased ours without either of them
+// seeing it. Both writers check, so whichever lost re-adds on top of the
+// other's. A writer stalled longer than settle between its read and its
+// write can still erase ours: the registry API has no conditional PUT.
+// On failure it returns the tag it failed on.
+func (p *publisher) confirmFallbacks(ctx context.Context, fallbacks []fallbackTag, settle time.Duration) (string, error) {
+	if len(fallbacks) == 0 {
+		return "", nil
+	}
+	pending := fallbacks
+	for round := 1; len(pending) > 0; round++ {
+		tag := pending[0].repo.Tag(pending[0].tag).String()
+		if round > fallbackAttempts {
+			return tag, fmt.Errorf("%s: other writers replaced the referrers index %d times; run again", tag, fallbackAttempts)
+		}
+		if err := p.sleep(ctx, settle); err != nil {
+			return tag, err
+		}
+		var lost []fallbackTag
+		for _, f := range pending {
+			tag = f.repo.Tag(f.tag).String()
+			current, err := p.readFallback(ctx, f)
+			if err != nil {
+				return tag, err
+			}
+			if len(withReferrers(current, f.add)) == len(current) {
+				continue
+			}
+			p.log.Info("referrers tag replaced by another writer after ours: adding ours again", "tag", tag, "round", round)
+			if _, err := p.writeFallback(ctx, f); err != nil {
+				return tag, err
+			}
+			lost = append(lost, f)
+		}
+		pending = lost
+	}
+	return "", nil
+}
+
+// sleepContext waits d, or until ctx is done (its cause then).
+func sleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -278,4 +279,75 @@ func TestReferrersFallbackTagLostUpdate(t *testing.T) {
 	slices.Sort(want)
 	assert.Equal(t, want, gotDigests, "nothing lost")
 	assert.Contains(t, log.String(), "referrers tag replaced by another writer")
+}
+
+// Another writer that read the fallback tag before the release wrote it
+// and PUTs its own index after the release's read-back erases the
+// release's referrers without either read-back seeing it: the release
+// reads every fallback tag again after leaving them alone, sees its
+// referrers gone and adds them again on top of the other writer's.
+func TestReferrersFallbackTagLateLostUpdate(t *testing.T) {
+	idx, digests := testIndex(t)
+	theirs := referrer(t, idx, digests[0], "their signature")
+	fb := FallbackTag(digests[0])
+	var once sync.Once
+	var armed, ourPut atomic.Bool
+	host := testkit.Registry(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r)
+			if !armed.Load() || !strings.HasSuffix(r.URL.Path, "/manifests/"+fb) {
+				return
+			}
+			if r.Method == http.MethodPut {
+				ourPut.Store(true)
+				return
+			}
+			if r.Method != http.MethodGet || !ourPut.Load() {
+				return
+			}
+			once.Do(func() { // after the release's read-back: the stale PUT
+				body, err := json.Marshal(v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: []v1.Descriptor{theirs.Entry}})
+				require.NoError(t, err)
+				req := httptest.NewRequest(http.MethodPut, r.URL.Path, bytes.NewReader(body))
+				req.Header.Set("Content-Type", string(types.OCIImageIndex))
+				rec := httptest.NewRecorder()
+				next.ServeHTTP(rec, req)
+				require.Equal(t, http.StatusCreated, rec.Code)
+			})
+		})
+	})
+	repo := mustRepo(t, host+"/g/helper")
+	require.NoError(t, remote.WriteIndex(repo.Digest(mustDigest(t, idx).String()), idx))
+	require.NoError(t, remote.Write(repo.Digest(theirs.Entry.Digest.String()), theirs.Manifest))
+	armed.Store(true)
+	ours := []Referrer{referrer(t, idx, digests[0], "sbom amd64"), referrer(t, idx, digests[0], "prov amd64")}
+	var log testkit.Buffer
+	p, err := newPublisher(RegistryOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	require.NoError(t, err)
+	var waits []time.Duration
+	p.sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+	images := []Image{{Repository: repo, Index: idx, Tags: []string{"v1"}, Referrers: ours}}
+	_, err = p.release(context.Background(), images, []name.Repository{repo}, Signing{})
+	require.NoError(t, err)
+	got, err := remote.Referrers(repo.Digest(digests[0].String()))
+	require.NoError(t, err)
+	im, err := got.IndexManifest()
+	require.NoError(t, err)
+	var gotDigests []string
+	for _, d := range im.Manifests {
+		gotDigests = append(gotDigests, d.Digest.String())
+	}
+	want := []string{theirs.Entry.Digest.String(), ours[0].Entry.Digest.String(), ours[1].Entry.Digest.String()}
+	slices.Sort(want)
+	assert.Equal(t, want, gotDigests, "nothing lost")
+	assert.Contains(t, log.String(), "referrers tag replaced by another writer after ours")
+	require.Len(t, waits, 2, "one settle before the check that found the loss, one before the check that found it repaired")
+	assert.GreaterOrEqual(t, waits[0], 250*time.Millisecond)
+}
+
+// The settle is ten times the slowest fallback write, within [250ms, 5s].
+func TestSettleBounds(t *testing.T) {
+	assert.Equal(t, 250*time.Millisecond, settleFor(time.Millisecond))
+	assert.Equal(t, 2*time.Second, settleFor(200*time.Millisecond))
+	assert.Equal(t, 5*time.Second, settleFor(time.Minute))
 }

@@ -2,19 +2,16 @@ package publish
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
@@ -62,6 +59,11 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 	if err != nil {
 		return nil, err
 	}
+	return p.release(ctx, images, repos, opts.Signing)
+}
+
+// release is ToRegistry's phases, once the tags are checked.
+func (p *publisher) release(ctx context.Context, images []Image, repos []name.Repository, signing Signing) (*Result, error) {
 	if err := p.pushByDigest(ctx, images, repos); err != nil {
 		return nil, err
 	}
@@ -70,12 +72,13 @@ func ToRegistry(ctx context.Context, images []Image, opts RegistryOptions) (*Res
 	}
 	var legacy []legacyTag
 	var sigs []Signature
-	if opts.Signing.Signer != nil {
+	var err error
+	if signing.Signer != nil {
 		images = slices.Clone(images) // signing adds referrers
 		for i := range images {
 			images[i].Referrers = slices.Clone(images[i].Referrers)
 		}
-		if legacy, sigs, err = p.signAll(ctx, images, repos, opts.Signing); err != nil {
+		if legacy, sigs, err = p.signAll(ctx, images, repos, signing); err != nil {
 			return nil, err
 		}
 	}
@@ -117,12 +120,14 @@ type publisher struct {
 	remoteOpts []remote.Option
 	jobs       int
 	log        *slog.Logger
+	// sleep waits between the rounds of confirmFallbacks; tests inject it.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // newPublisher reuses the Uploader's pusher when there is one: the blobs
 // it sent are known to be there.
 func newPublisher(opts RegistryOptions) (*publisher, error) {
-	p := &publisher{jobs: opts.Jobs, log: logger(opts.Logger), raw: newRawClients(opts.Keychain, opts.Transport)}
+	p := &publisher{jobs: opts.Jobs, log: logger(opts.Logger), raw: newRawClients(opts.Keychain, opts.Transport), sleep: sleepContext}
 	if opts.Uploader != nil {
 		p.pusher = opts.Uploader.pusher
 	} else {
@@ -236,14 +241,21 @@ func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.
 		}
 		return out
 	}
+	var slowest time.Duration
 	for n, f := range fallbacks {
 		tag := f.repo.Tag(f.tag)
+		start := time.Now()
 		count, err := p.writeFallback(ctx, f)
+		slowest = max(slowest, time.Since(start))
 		if err != nil {
 			return res, newTagError(tag.String(), res.Written, notWritten(n, 0), err)
 		}
 		res.Written = append(res.Written, tag.String())
 		p.log.Info("tagged", "tag", tag.String(), "referrers", count)
+	}
+	if tag, err := p.confirmFallbacks(ctx, fallbacks, settleFor(slowest)); err != nil { // tag lacks some of ours
+		written := slices.DeleteFunc(slices.Clone(res.Written), func(w string) bool { return w == tag })
+		return res, &TagError{Tag: tag, Written: written, NotWritten: append([]string{tag}, notWritten(len(fallbacks), 0)...), Err: imageref.Explain(err)}
 	}
 	for l, lt := range legacy {
 		tag := lt.repo.Tag(lt.tag)
@@ -276,40 +288,6 @@ func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.
 	}
 	return res, nil
 }
-
-// TagError is a failure in the tag phase: some tags are written, the
-// failed one may be (its PUT got no answer: the registry may have stored
-// it), the rest are not. Running again writes the rest.
-type TagError struct {
-	Tag          string   // the tag that failed
-	Written      []string // full references, in order
-	MayBeWritten []string // the failed tag, when its PUT got no answer
-	NotWritten   []string // the failed tag (if answered) and those after it
-	Err          error
-}
-
-// newTagError is the failure err of the PUT of tag (rest[0]), after
-// written: an answer from the registry (an error status) means it was
-// not written; none (interrupted, connection lost) means it may have been.
-func newTagError(tag string, written, rest []string, err error) *TagError {
-	e := &TagError{Tag: tag, Written: slices.Clone(written), NotWritten: rest, Err: imageref.Explain(err)}
-	var answered *transport.Error
-	if !errors.As(err, &answered) && len(rest) > 0 {
-		e.MayBeWritten, e.NotWritten = rest[:1], rest[1:]
-	}
-	return e
-}
-
-func (e *TagError) Error() string {
-	maybe := ""
-	if len(e.MayBeWritten) > 0 {
-		maybe = fmt.Sprintf("; may have been written (no answer to its PUT): [%s]", strings.Join(e.MayBeWritten, " "))
-	}
-	return fmt.Sprintf("tag %s: %v; written: [%s]%s; not written: [%s]; run again to write the rest",
-		e.Tag, e.Err, strings.Join(e.Written, " "), maybe, strings.Join(e.NotWritten, " "))
-}
-
-func (e *TagError) Unwrap() error { return e.Err }
 
 // maxChecks bounds the manifest checks in flight before tagging.
 const maxChecks = 8
