@@ -323,24 +323,13 @@ func (s *Suite) startContainerd() (err error) {
 	return err
 }
 
+// registerBinfmt holds the QEMU handlers the suite needs, registering those that are
+// missing, shared with any other suite running (binfmt_test.go).
 func (s *Suite) registerBinfmt() error {
-	record := func(handler string) error {
-		f, err := os.OpenFile(filepath.Join(s.work, binfmtFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(f, handler)
-		return errors.Join(err, f.Close())
-	}
-	b, err := registerBinfmt(binfmtHandlers, record)
-	if b != nil && b.mounted {
-		if err := os.WriteFile(filepath.Join(s.work, binfmtMountFile), nil, 0o644); err != nil {
-			return err
-		}
-	}
-	if b != nil {
-		s.onTeardown("remove binfmt_misc handlers", b.unregister)
-		logf("binfmt_misc handlers added: %v (mounted binfmt_misc: %v)", b.added, b.mounted)
+	u, err := acquireBinfmt(procBinfmt{}, binfmtStateDir, binfmtHandlers)
+	if u != nil {
+		s.onTeardown("let go of binfmt_misc handlers", u.release)
+		logf("binfmt_misc handlers added: %v (the last suite to end removes them)", u.added)
 	}
 	return err
 }

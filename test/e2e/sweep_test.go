@@ -16,15 +16,15 @@ import (
 )
 
 // A run that dies without its teardown (kill -9, go test -timeout) leaves its work
-// directory behind. Its daemons are already gone (Pdeathsig), but container shims, mounts
-// and binfmt_misc handlers may remain. Each run's work directory records the owner's PID
-// and the handlers it added; the next run sweeps work directories whose owner is gone.
+// directory behind. Its daemons are already gone (Pdeathsig), but container shims and mounts
+// may remain. Each run's work directory records the owner's PID; the next run sweeps work
+// directories whose owner is gone. (binfmt_misc handlers are shared between suites and
+// removed by the last one to end, crashed or not: binfmt_test.go.)
 
 const (
 	workDirPattern   = "helperbuild-e2e-*" // in os.TempDir()
 	ownerFile        = "owner.pid"
-	binfmtFile       = "binfmt-added"          // one handler name per line
-	binfmtMountFile  = "binfmt-mounted"        // exists if the run mounted binfmt_misc
+	binfmtFile       = "binfmt-added"          // an earlier harness's handlers, one a line
 	runDirsFile      = "run-containerd-before" // directories in /run/containerd before the run
 	containerTaskDir = "containerd/state/io.containerd.runtime.v2.task"
 )
@@ -139,13 +139,10 @@ func sweepWorkDir(dir string) error {
 		errs = append(errs, removeNewEmptyDirs(runContainerd, existed))
 	}
 
+	// An earlier harness recorded its handlers here; another suite may use them now, so
+	// they join the shared list that the last suite to end removes (binfmt_test.go).
 	if handlers, err := os.ReadFile(filepath.Join(dir, binfmtFile)); err == nil {
-		for _, h := range strings.Fields(string(handlers)) {
-			errs = append(errs, removeBinfmtHandler(h))
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, binfmtMountFile)); err == nil {
-		errs = append(errs, (&binfmt{mounted: true}).unregister())
+		errs = append(errs, adoptBinfmt(binfmtStateDir, strings.Fields(string(handlers))))
 	}
 	errs = append(errs, os.RemoveAll(dir))
 	return errors.Join(errs...)
