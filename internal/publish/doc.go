@@ -19,7 +19,9 @@
 // an image's referrers on a registry without the referrers API are listed
 // by the fallback tag sha256-<hex>, planned before the tag phase (a
 // registry that resolves that tag to the subject is refused there) and
-// written first in it.
+// written first in it, each read back, and all read again after a pause:
+// another writer's index that erased the release's referrers gets them
+// added again (the registry API has no conditional PUT to do better).
 //
 // A layout (and the layout inside an archive) is written with ordinary
 // modes, directories 0755 and files 0644 before the umask; its index.json
