@@ -95,7 +95,7 @@ func TestBlobsFetchEachBlobOnce(t *testing.T) {
 	reg := pushShared(t, 1<<20, linuxAMD64, linuxARM64)
 	ref := reg.ref
 	dir := filepath.Join(t.TempDir(), "blobs")
-	a, err := Read(context.Background(), ref, Options{Blobs: NewBlobs(dir)})
+	a, err := readRegistry(context.Background(), ref, Options{Blobs: NewBlobs(dir)})
 	require.NoError(t, err)
 
 	require.NoError(t, readConcurrently(a, 20))
@@ -141,7 +141,7 @@ func TestBlobsNoPartialFileIsVisible(t *testing.T) {
 		return true
 	})
 	dir := filepath.Join(t.TempDir(), "blobs")
-	a, err := Read(context.Background(), ref, Options{Blobs: NewBlobs(dir)})
+	a, err := readRegistry(context.Background(), ref, Options{Blobs: NewBlobs(dir)})
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- readAllLayers(a) }()
@@ -165,7 +165,7 @@ func TestBlobsFailedFetchIsNotRemembered(t *testing.T) {
 		}
 		return false
 	})
-	a, err := Read(context.Background(), ref, Options{Blobs: NewBlobs(t.TempDir())})
+	a, err := readRegistry(context.Background(), ref, Options{Blobs: NewBlobs(t.TempDir())})
 	require.NoError(t, err)
 	err = readAllLayers(a)
 	require.Error(t, err)
@@ -178,7 +178,7 @@ func TestBlobsFailedFetchIsNotRemembered(t *testing.T) {
 // another repository of the registry still mounts them.
 func TestBlobsKeepLayersMountable(t *testing.T) {
 	ref := pushShared(t, 4096, linuxAMD64).ref
-	a, err := Read(context.Background(), ref, Options{Blobs: NewBlobs(t.TempDir())})
+	a, err := readRegistry(context.Background(), ref, Options{Blobs: NewBlobs(t.TempDir())})
 	require.NoError(t, err)
 	img, _, err := a.ImageFor(linuxAMD64)
 	require.NoError(t, err)
@@ -288,4 +288,15 @@ func mustDigests(t *testing.T, idx v1.ImageIndex) []v1.Hash {
 		out = append(out, d.Digest)
 	}
 	return out
+}
+
+// readRegistry reads a registry reference as internal/registry's Read
+// does (which this package's tests cannot import): one remote.Get, then
+// FromRegistry.
+func readRegistry(ctx context.Context, ref Ref, o Options) (*Artifact, error) {
+	desc, err := remote.Get(ref.Name, o.RemoteOptions(ctx)...)
+	if err != nil {
+		return nil, err
+	}
+	return FromRegistry(ref, desc, o.Blobs)
 }

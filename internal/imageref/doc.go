@@ -3,10 +3,13 @@
 // A reference follows skopeo's transports: a plain reference is a registry
 // ("registry.example.com/group/helper:v1"), "oci:DIR[:TAG]" an OCI layout
 // directory, "oci-archive:FILE[:TAG]" an OCI layout in a tar file and
-// "scratch" the empty base. Read resolves a reference once and returns the
-// artifact pinned by digest: an image index or a single image. Plain HTTP or
-// an unverified certificate is allowed only for registries the caller names
-// as insecure; credentials come from the keychain the caller passes in.
+// "scratch" the empty base. Read resolves a layout, archive or scratch
+// reference once and returns the artifact pinned by digest: an image index
+// or a single image. A registry reference is read by internal/registry
+// (registry.Read), which hands the manifest it fetched to FromRegistry.
+// Options says how registries are reached: plain HTTP or an unverified
+// certificate only for registries the caller names as insecure, credentials
+// from the keychain the caller passes in.
 //
 // With Options.Blobs, the layers of everything Read returns read through one
 // run's blob store (Blobs): each blob is fetched once per run, checked

@@ -2,15 +2,12 @@ package imageref
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
@@ -50,19 +47,16 @@ func (a *Artifact) Pinned() string {
 	return a.Ref.String()
 }
 
-// Read resolves ref once and returns what it points at; its layers read
-// through opts.Blobs when that is set.
+// Read resolves a layout, archive or scratch reference once and returns
+// what it points at; its layers read through opts.Blobs when that is set.
+// A registry reference is internal/registry's to read (registry.Read),
+// which hands what it fetched to FromRegistry.
 func Read(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	switch ref.Transport {
 	case Scratch:
 		return &Artifact{Ref: ref}, nil
 	case Registry:
-		a, err := readRemote(ctx, ref, opts)
-		if err != nil {
-			return nil, err
-		}
-		a.through(opts.Blobs, "")
-		return a, nil
+		return nil, fmt.Errorf("%s: a registry reference: internal/registry reads those (registry.Read)", ref)
 	case Layout:
 		return readLayout(ref, ref.Path, opts.Blobs)
 	case Archive:
@@ -81,12 +75,12 @@ func Read(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	return nil, fmt.Errorf("%s: unknown transport", ref)
 }
 
-func readRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
-	desc, err := remote.Get(ref.Name, opts.RemoteOptions(ctx)...)
-	if err != nil {
-		return nil, describeRemoteError(ref.Name.String(), err)
-	}
+// FromRegistry is the artifact a registry served for ref (desc, as
+// go-containerregistry's remote.Get returns it); its layers read through
+// blobs when that is set.
+func FromRegistry(ref Ref, desc *remote.Descriptor, blobs *Blobs) (*Artifact, error) {
 	a := &Artifact{Ref: ref, Digest: desc.Digest}
+	var err error
 	switch {
 	case desc.MediaType.IsIndex():
 		a.Index, err = desc.ImageIndex()
@@ -98,16 +92,8 @@ func readRemote(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
+	a.through(blobs, "")
 	return a, nil
-}
-
-// describeRemoteError names what was read and the way out.
-func describeRemoteError(what string, err error) error {
-	var terr *transport.Error
-	if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
-		return fmt.Errorf("%s: not found in the registry: %w", what, err)
-	}
-	return fmt.Errorf("%s: %w", what, Explain(err))
 }
 
 func readLayout(ref Ref, dir string, blobs *Blobs) (*Artifact, error) {

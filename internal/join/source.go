@@ -11,6 +11,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // Attached is an attestation manifest of a source index that goes along
@@ -42,7 +43,7 @@ func resolve(ctx context.Context, source string, want []v1.Platform, opts imager
 	if ref.Transport == imageref.Scratch {
 		return nil, fmt.Errorf("source %s: scratch is no image to join", source)
 	}
-	art, err := imageref.Read(ctx, ref, opts)
+	art, err := registry.Read(ctx, ref, opts)
 	if err != nil {
 		// imageref's errors name the reference already.
 		if err = imageref.Explain(err); strings.HasPrefix(err.Error(), ref.String()+": ") {

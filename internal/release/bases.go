@@ -10,6 +10,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // bases resolves each base reference once per run, so every platform of
@@ -44,7 +45,7 @@ func (b *bases) resolve(ctx context.Context, refs []string, jobs int) error {
 			if err != nil {
 				return &InputError{fmt.Errorf("base image: %w", err)}
 			}
-			a, err := imageref.Read(ctx, ref, b.opts)
+			a, err := registry.Read(ctx, ref, b.opts)
 			if err != nil {
 				return fmt.Errorf("base image %w", err)
 			}

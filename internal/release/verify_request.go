@@ -71,7 +71,7 @@ func (t *VerifyTarget) Verify(ctx context.Context, opts verify.Options, reg Regi
 	}
 	defer registry.ReportRetries(obs.Logger, rt)
 	defer registry.WarnUnusedInsecure(obs.Logger, rt, reg.Insecure)
-	a, err := imageref.Read(ctx, t.ref, imgOpts)
+	a, err := registry.Read(ctx, t.ref, imgOpts)
 	if err != nil {
 		return nil, err
 	}

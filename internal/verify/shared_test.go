@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/tartest"
 	"github.com/helperbuild/helperbuild/internal/testkit"
 )
@@ -61,7 +62,7 @@ func TestConcurrentVerificationsOfSharedLayers(t *testing.T) {
 	for name, ref := range map[string]imageref.Ref{"registry": regRef, "layout": layoutRef} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			a, err := imageref.Read(ctx, ref, imageref.Options{Blobs: imageref.NewBlobs(t.TempDir())})
+			a, err := registry.Read(ctx, ref, imageref.Options{Blobs: imageref.NewBlobs(t.TempDir())})
 			require.NoError(t, err)
 			reps := make([]*Report, runs)
 			var g errgroup.Group

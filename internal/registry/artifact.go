@@ -1,0 +1,37 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+)
+
+// Read resolves ref once and returns what it points at, pinned by digest:
+// a registry reference is read here (one GET of its manifest, o's
+// transport, keychain and insecure hosts), any other is imageref.Read's.
+// Its layers read through o.Blobs when that is set.
+func Read(ctx context.Context, ref imageref.Ref, o imageref.Options) (*imageref.Artifact, error) {
+	if ref.Transport != imageref.Registry {
+		return imageref.Read(ctx, ref, o)
+	}
+	desc, err := remote.Get(ref.Name, o.RemoteOptions(ctx)...)
+	if err != nil {
+		return nil, describeReadError(ref.Name.String(), err)
+	}
+	return imageref.FromRegistry(ref, desc, o.Blobs)
+}
+
+// describeReadError names what was read and the way out.
+func describeReadError(what string, err error) error {
+	var terr *transport.Error
+	if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("%s: not found in the registry: %w", what, err)
+	}
+	return fmt.Errorf("%s: %w", what, imageref.Explain(err))
+}
