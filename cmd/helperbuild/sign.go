@@ -28,7 +28,7 @@ const (
 func (f *signFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.sign, "sign", false, "sign every index and platform manifest (cosign-compatible) before any tag moves: with --sign-key, else keylessly with SIGSTORE_ID_TOKEN")
 	fl.StringVar(&f.key, "sign-key", "", "with --sign: cosign.key (password from COSIGN_PASSWORD) or a PKCS#8 ECDSA P-256 PEM file, or env://NAME for a variable holding either")
-	fl.StringVar(&f.format, "sign-format", "auto", "with --sign: bundle (Sigstore bundle as OCI referrer), legacy (cosign's sha256-<hex>.sig tag) or auto (bundle, legacy where the registry resolves sha256-<hex> to the image)")
+	fl.StringVar(&f.format, "sign-format", "auto", "with --sign: bundle (Sigstore bundle as OCI referrer), legacy (cosign's sha256-<hex>.sig tag), legacy-referrer (cosign's legacy signature as an OCI 1.1 referrer, what cosign verify --experimental-oci11 and GitLab's registry UI read) or auto (bundle, legacy where the registry resolves sha256-<hex> to the image)")
 	fl.StringVar(&f.tlog, "sign-tlog", defaultRekor, `with --sign: the Rekor transparency log to enter each signature in, or "none" (air-gapped, key-based)`)
 	fl.StringVar(&f.fulcio, "sign-fulcio-url", defaultFulcio, "with --sign, keyless: the Fulcio certificate authority")
 }

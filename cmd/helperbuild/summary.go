@@ -28,6 +28,9 @@ func printReport(w io.Writer, rep *release.Report) error {
 		}
 		if l := img.SignatureLine(); l != "" {
 			fmt.Fprintln(w, "  "+l)
+			for _, d := range img.SignatureDigests() {
+				fmt.Fprintln(w, "    "+d)
+			}
 		}
 		if err := platformTable(w, img.Image, rep.Where == release.Pending); err != nil {
 			return err

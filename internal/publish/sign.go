@@ -22,6 +22,11 @@ type Signer interface {
 	// AppendLegacy adds subject's signature in cosign's legacy format to
 	// cosign's signature image base (nil: there is none yet).
 	AppendLegacy(ctx context.Context, repo name.Repository, subject v1.Hash, base v1.Image) (v1.Image, error)
+	// LegacyReferrer is subject's signature in cosign's legacy format as
+	// an OCI 1.1 referrer of it (artifactType
+	// application/vnd.dev.cosign.artifact.sig.v1+json). A following
+	// AppendLegacy of the same subject may carry the same signature.
+	LegacyReferrer(ctx context.Context, repo name.Repository, subject v1.Descriptor) (Referrer, error)
 }
 
 // SignFormat says which of cosign's formats a signature takes.
@@ -33,6 +38,13 @@ const (
 	SignBundle SignFormat = "bundle"
 	// SignLegacy is cosign's sha256-<hex>.sig tag.
 	SignLegacy SignFormat = "legacy"
+	// SignLegacyReferrer is cosign's legacy signature in its OCI 1.1 form
+	// (cosign sign --registry-referrers-mode=oci-1-1): a referrer of the
+	// signed digest, listed by the referrers API, else by the fallback
+	// tag. A registry that resolves sha256-<hex> to the subject (GitLab's)
+	// gets it by digest only, no fallback tag (GitLab lists it by subject
+	// as the image's signature), and the .sig tag beside it for verifiers.
+	SignLegacyReferrer SignFormat = "legacy-referrer"
 	// SignAuto is SignBundle, except SignLegacy on a registry without the
 	// referrers API that resolves sha256-<hex> to the subject itself
 	// (GitLab's), where no fallback tag can be written.
@@ -80,33 +92,55 @@ func (p *publisher) signAll(ctx context.Context, images []Image, repos []name.Re
 			return nil, nil, err
 		}
 		pushed := len(images[i].Referrers) // the attestations, pushed already
-		format, err := p.signFormat(ctx, repos[i], subjects[0].Digest, s.Format)
+		format, unlisted, err := p.signFormat(ctx, repos[i], subjects[0].Digest, s.Format)
 		if err != nil {
 			return nil, nil, err
 		}
 		p.log.Info("signing", "repository", repos[i].String(), "format", string(format), "manifests", len(subjects))
+		var byDigest []Referrer // referrers no listing names: pushed, not planned
 		for _, sub := range subjects {
-			if format == SignBundle {
-				r, err := s.Signer.Referrer(ctx, repos[i], sub)
+			if format == SignLegacy {
+				lt, sig, err := p.signLegacy(ctx, repos[i], sub.Digest, s.Signer)
 				if err != nil {
-					return nil, nil, fmt.Errorf("sign %s@%s: %w", repos[i], sub.Digest, err)
+					return nil, nil, err
 				}
-				images[i].Referrers = append(images[i].Referrers, r)
-				sigs = append(sigs, Signature{Repository: repos[i], Subject: sub.Digest, Format: SignBundle, Digest: r.Entry.Digest})
+				tags, sigs = append(tags, lt), append(sigs, sig)
 				continue
 			}
+			r, err := signReferrer(ctx, s.Signer, format, repos[i], sub)
+			if err != nil {
+				return nil, nil, err
+			}
+			sigs = append(sigs, Signature{Repository: repos[i], Subject: sub.Digest, Format: format, Digest: r.Entry.Digest})
+			if !unlisted {
+				images[i].Referrers = append(images[i].Referrers, r)
+				continue
+			}
+			byDigest = append(byDigest, r)
 			lt, sig, err := p.signLegacy(ctx, repos[i], sub.Digest, s.Signer)
 			if err != nil {
 				return nil, nil, err
 			}
-			tags = append(tags, lt)
-			sigs = append(sigs, sig)
+			tags, sigs = append(tags, lt), append(sigs, sig)
 		}
-		if err := p.pushSignatureReferrers(ctx, repos[i], images[i].Referrers[pushed:]); err != nil {
+		if err := p.pushSignatureReferrers(ctx, repos[i], append(images[i].Referrers[pushed:len(images[i].Referrers):len(images[i].Referrers)], byDigest...)); err != nil {
 			return nil, nil, err
 		}
 	}
 	return tags, sigs, nil
+}
+
+// signReferrer signs sub as a referrer in format (bundle or legacy-referrer).
+func signReferrer(ctx context.Context, s Signer, format SignFormat, repo name.Repository, sub v1.Descriptor) (Referrer, error) {
+	sign := s.Referrer
+	if format == SignLegacyReferrer {
+		sign = s.LegacyReferrer
+	}
+	r, err := sign(ctx, repo, sub)
+	if err != nil {
+		return Referrer{}, fmt.Errorf("sign %s@%s: %w", repo, sub.Digest, err)
+	}
+	return r, nil
 }
 
 // pushSignatureReferrers pushes the referrers (the signatures among them)
@@ -155,34 +189,41 @@ func (p *publisher) signLegacy(ctx context.Context, repo name.Repository, subjec
 // signFormat decides the format for repo, whose index is in place: bundle
 // and auto keep bundles where the registry has the referrers API or can
 // hold the fallback tag; a registry that resolves sha256-<hex> to the
-// subject itself refuses bundle and turns auto to legacy.
-func (p *publisher) signFormat(ctx context.Context, repo name.Repository, index v1.Hash, want SignFormat) (SignFormat, error) {
+// subject itself refuses bundle, turns auto to legacy and has
+// legacy-referrer's referrers pushed by digest alone (unlisted).
+func (p *publisher) signFormat(ctx context.Context, repo name.Repository, index v1.Hash, want SignFormat) (format SignFormat, unlisted bool, err error) {
 	switch want {
 	case SignLegacy:
-		return SignLegacy, nil
-	case SignBundle, SignAuto, "":
+		return SignLegacy, false, nil
+	case SignBundle, SignAuto, SignLegacyReferrer, "":
 	default:
-		return "", fmt.Errorf("signature format %q: want bundle, legacy or auto", want)
+		return "", false, fmt.Errorf("signature format %q: want bundle, legacy, legacy-referrer or auto", want)
+	}
+	format = want
+	if want == SignAuto || want == "" {
+		format = SignBundle
 	}
 	api, err := p.raw.hasReferrersAPI(ctx, repo, index)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if api {
-		return SignBundle, nil
+		return format, false, nil
 	}
 	tag := FallbackTag(index)
 	raw, _, found, err := p.raw.getManifest(ctx, repo, tag)
 	if err != nil {
-		return "", fmt.Errorf("read %s:%s: %w", repo, tag, imageref.Explain(err))
+		return "", false, fmt.Errorf("read %s:%s: %w", repo, tag, imageref.Explain(err))
 	}
-	if !found || resolvesToSubject(repo, tag, index, raw) == nil {
-		return SignBundle, nil
+	switch {
+	case !found || resolvesToSubject(repo, tag, index, raw) == nil:
+		return format, false, nil
+	case want == SignLegacyReferrer:
+		return format, true, nil
+	case want == SignAuto || want == "":
+		return SignLegacy, false, nil
 	}
-	if want == SignAuto || want == "" {
-		return SignLegacy, nil
-	}
-	return "", fmt.Errorf("registry %s resolves the tag %s to the manifest %s itself, so it cannot hold the signature bundles' referrers fallback tag; sign with --sign-format legacy (cosign's %s.sig tags) or auto",
+	return "", false, fmt.Errorf("registry %s resolves the tag %s to the manifest %s itself, so it cannot hold the signature bundles' referrers fallback tag; sign with --sign-format legacy (cosign's %s.sig tags), legacy-referrer or auto",
 		repo.RegistryStr(), tag, index, tag)
 }
 

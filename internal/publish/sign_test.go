@@ -54,6 +54,22 @@ func (f *fakeSigner) AppendLegacy(_ context.Context, _ name.Repository, subject 
 	return mutate.AppendLayers(base, static.NewLayer([]byte("signature of "+subject.String()), "application/vnd.dev.cosign.simplesigning.v1+json"))
 }
 
+func (f *fakeSigner) LegacyReferrer(_ context.Context, _ name.Repository, subject v1.Descriptor) (Referrer, error) {
+	f.calls = append(f.calls, "legacy-referrer "+subject.Digest.String())
+	if f.fail != nil {
+		return Referrer{}, f.fail
+	}
+	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), "application/vnd.dev.cosign.artifact.sig.v1+json")
+	img, err := mutate.AppendLayers(img, static.NewLayer([]byte("signature of "+subject.Digest.String()), "application/vnd.dev.cosign.simplesigning.v1+json"))
+	if err != nil {
+		return Referrer{}, err
+	}
+	img = mutate.Subject(img, subject).(v1.Image)
+	d, _ := img.Digest()
+	size, _ := img.Size()
+	return Referrer{Subject: subject.Digest, Manifest: img, Entry: v1.Descriptor{MediaType: types.OCIManifestSchema1, Digest: d, Size: size, ArtifactType: "application/vnd.dev.cosign.artifact.sig.v1+json"}}, nil
+}
+
 func signOpts(s Signer, f SignFormat) RegistryOptions {
 	return RegistryOptions{Signing: Signing{Signer: s, Format: f}}
 }
@@ -158,7 +174,7 @@ func TestSignAutoTakesLegacyWhereTheFallbackTagIsTheSubject(t *testing.T) {
 }
 
 func TestSignFailureMovesNoTag(t *testing.T) {
-	for _, format := range []SignFormat{SignBundle, SignLegacy} {
+	for _, format := range []SignFormat{SignBundle, SignLegacy, SignLegacyReferrer} {
 		t.Run(string(format), func(t *testing.T) {
 			_, host := startRegistry(t)
 			idx, _ := testIndex(t)

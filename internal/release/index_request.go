@@ -116,9 +116,6 @@ func PrepareIndex(req IndexRequest) (*PreparedIndex, error) {
 	if err := checkOutputFile("--metadata-file", req.Outputs.Metadata); err != nil {
 		return nil, err
 	}
-	if err := checkDotenvFile(req.Outputs.Dotenv, []dotenvImage{{name: name, tagged: true}}); err != nil {
-		return nil, err
-	}
 	ci := req.CI
 	pi.opts = IndexOptions{Sources: sources, Name: name, Tags: tags,
 		Join: join.Options{Platforms: req.Platforms, FixPlatform: req.FixPlatform, Jobs: req.Jobs,
@@ -126,6 +123,9 @@ func PrepareIndex(req IndexRequest) (*PreparedIndex, error) {
 		Attest: Attest{Mode: mode, HelperbuildVersion: req.HelperbuildVersion, CI: ci.attest()},
 	}
 	if pi.signing, pi.signer, err = req.Sign.signing(req.Registry); err != nil {
+		return nil, err
+	}
+	if err := checkDotenvFile(req.Outputs.Dotenv, []dotenvImage{{name: name, tagged: true, signer: pi.signer.who()}}); err != nil {
 		return nil, err
 	}
 	return pi, nil

@@ -46,6 +46,7 @@ type PreparedMerge struct {
 	opts    MergeOptions
 	parts   []*part.File
 	signing publish.Signing
+	signer  *Signer
 }
 
 // PrepareMerge checks req and reads its parts, before anything is read
@@ -79,7 +80,7 @@ func PrepareMerge(req MergeRequest) (*PreparedMerge, error) {
 	opts.Images = imageref.Options{Keychain: req.Registry.Keychain, Insecure: req.Registry.Insecure, UserAgent: req.Registry.UserAgent}
 	pm := &PreparedMerge{MergeRequest: req, opts: opts, parts: make([]*part.File, len(req.Parts))}
 	var err error
-	if pm.signing, _, err = req.Sign.signing(req.Registry); err != nil {
+	if pm.signing, pm.signer, err = req.Sign.signing(req.Registry); err != nil {
 		return nil, err
 	}
 	for i, p := range req.Parts {
@@ -115,7 +116,7 @@ func (pm *PreparedMerge) Execute(ctx context.Context, obs Observer) (*Report, er
 	}
 	obs.Progress.Event(progress.Event{Kind: progress.KindStart, Message: pm.Command, Destination: strings.Join(refs, ", "),
 		Images: m.Names(), Platforms: platform.FormatAll(m.Platforms())})
-	if err := checkDotenvFile(pm.Outputs.Dotenv, m.dotenvImages()); err != nil {
+	if err := checkDotenvFile(pm.Outputs.Dotenv, m.dotenvImages(pm.signer)); err != nil {
 		return nil, err
 	}
 	dest, err := publish.NewRegistry(ctx, m.Naming(), m.Names(), imgOpts, obs.Logger)
@@ -133,18 +134,19 @@ func (pm *PreparedMerge) Execute(ctx context.Context, obs Observer) (*Report, er
 	}
 	obs.phase(progress.KindPhaseEnd, "check", outcome(res, false))
 	return finish(ctx, tail{Observer: obs, dest: dest, where: InRegistry,
-		header: "publish: manifests by digest, checked, then tags", outputs: pm.Outputs}, res)
+		header: "publish: manifests by digest, checked, then tags", outputs: pm.Outputs, signer: pm.signer}, res)
 }
 
-// dotenvImages are m's images as the dotenv file names them.
-func (m *Merge) dotenvImages() []dotenvImage {
+// dotenvImages are m's images as the dotenv file names them, signed by s
+// (nil: unsigned).
+func (m *Merge) dotenvImages(s *Signer) []dotenvImage {
 	var images []dotenvImage
 	for _, n := range m.Names() {
 		tagged := false
 		for _, pl := range m.Naming()[n] {
 			tagged = tagged || len(pl.Tags) > 0
 		}
-		images = append(images, dotenvImage{name: n, tagged: tagged})
+		images = append(images, dotenvImage{name: n, tagged: tagged, signer: s.who()})
 	}
 	return images
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/outfile"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/recipe"
+	"github.com/helperbuild/helperbuild/internal/sign"
 )
 
 // MetadataSchemaVersion is the version of the --metadata-file format
@@ -125,11 +126,13 @@ const (
 	dotenvMaxBytes     = 5 * 1024
 )
 
-// dotenvImage is what the dotenv file says about one image: its name and
-// whether it has a tag (then it gets a <NAME>_TAG too).
+// dotenvImage is what the dotenv file says about one image: its name,
+// whether it has a tag (then it gets a <NAME>_TAG too) and its signer
+// (then <NAME>_SIGNATURE and <NAME>_SIGNER, keyless <NAME>_SIGNER_ISSUER).
 type dotenvImage struct {
 	name   string
 	tagged bool
+	signer *sign.Who
 }
 
 // dotenvKeys are the variable names of images, checked against GitLab's
@@ -149,10 +152,12 @@ func dotenvKeys(flag string, images []dotenvImage) ([]string, error) {
 		if img.tagged {
 			keys = append(keys, key+"_TAG")
 		}
+		keys = append(keys, signatureKeys(key, img.signer)...)
 	}
 	if len(keys) > dotenvMaxVariables {
+		perImage := (len(keys) + len(images) - 1) / len(images)
 		return nil, inputf("%s: %d images need %d variables, more than the %d GitLab accepts in one dotenv report; select at most %d images with --image, or write one report per job",
-			flag, len(images), len(keys), dotenvMaxVariables, dotenvMaxVariables/2)
+			flag, len(images), len(keys), dotenvMaxVariables, dotenvMaxVariables/perImage)
 	}
 	return keys, nil
 }
@@ -175,10 +180,10 @@ func envName(image string) string {
 // checkDotenvPlan fails before anything compiles when the --dotenv file
 // of plan ("" is none) could not be written, or would hold more than
 // GitLab accepts.
-func checkDotenvPlan(path string, plan *recipe.Plan) error {
+func checkDotenvPlan(path string, plan *recipe.Plan, s *Signer) error {
 	var images []dotenvImage
 	for _, img := range plan.Images {
-		images = append(images, dotenvImage{name: img.Name, tagged: len(img.Tags) > 0})
+		images = append(images, dotenvImage{name: img.Name, tagged: len(img.Tags) > 0, signer: s.who()})
 	}
 	return checkDotenvFile(path, images)
 }
@@ -199,16 +204,22 @@ func checkDotenvFile(path string, images []dotenvImage) error {
 // Dotenv is rep as GitLab's artifacts:reports:dotenv reads it, one
 // KEY=VALUE line per variable: per image <NAME>_IMAGE, its reference
 // pinned by the index digest, and <NAME>_TAG, its Tag as a full
-// reference. flag names the file in errors.
+// reference; signed, the index's signature and its signer
+// (signatureValues). flag names the file in errors.
 func (rep *Report) Dotenv(flag string) ([]byte, error) {
 	var images []dotenvImage
 	var values []string
 	for _, img := range rep.Images {
-		images = append(images, dotenvImage{name: img.Name, tagged: img.Tag != ""})
+		di := dotenvImage{name: img.Name, tagged: img.Tag != ""}
 		values = append(values, img.Pinned)
 		if img.Tag != "" {
 			values = append(values, img.Tag)
 		}
+		if sv := img.signatureValues(); sv != nil {
+			di.signer = img.SignedAs
+			values = append(values, sv...)
+		}
+		images = append(images, di)
 	}
 	keys, err := dotenvKeys(flag, images)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/outfile"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/sign"
 )
 
 // Report is what a run did: each image as built and as the destination
@@ -46,9 +47,10 @@ type ReportImage struct {
 	Tag string
 	// Signatures are those push --sign or merge --sign wrote in the
 	// image's repository (the index's, then its entries'); SignedBy names
-	// the signer.
+	// the signer, SignedAs as verifiers name it (nil: unsigned).
 	Signatures []Signature
 	SignedBy   string
+	SignedAs   *sign.Who
 }
 
 // OutputError is a run that published everything but could not write an
@@ -77,6 +79,10 @@ func newReport(res *Result, t tail) *Report {
 		}
 		ri.Tag = PreferredTag(ri.IndexTags)
 		ri.Signatures, ri.SignedBy = signaturesOf(dest, pi)
+		if len(ri.Signatures) > 0 && t.signer != nil {
+			// After signing: a keyless signer is named by its certificate.
+			ri.SignedBy, ri.SignedAs = t.signer.Identity(), t.signer.who()
+		}
 		rep.Images = append(rep.Images, ri)
 	}
 	return rep

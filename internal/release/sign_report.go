@@ -9,6 +9,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/outfile"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/sign"
 )
 
 // Signature is one signature a signed push or merge wrote.
@@ -20,13 +21,17 @@ type Signature struct {
 	Digest, Tag string
 }
 
-// MetadataSignature is one signature in the --metadata-file.
+// MetadataSignature is one signature in the --metadata-file: the signed
+// digest, the signature's manifest (and .sig tag), the signer in words
+// and as verifiers name it (a key's fingerprint, or the certificate's
+// identity and issuer).
 type MetadataSignature struct {
 	Subject string `json:"subject"`
 	Format  string `json:"format"`
 	Digest  string `json:"digest"`
 	Tag     string `json:"tag,omitempty"`
 	Signer  string `json:"signer"`
+	sign.Who
 }
 
 // signed is a destination that signs (the registry's).
@@ -54,9 +59,46 @@ func signaturesOf(dest destination, img publish.Image) ([]Signature, string) {
 func signatureMetadata(img ReportImage) []MetadataSignature {
 	var out []MetadataSignature
 	for _, s := range img.Signatures {
-		out = append(out, MetadataSignature{Subject: s.Subject, Format: s.Format, Digest: s.Digest, Tag: s.Tag, Signer: img.SignedBy})
+		ms := MetadataSignature{Subject: s.Subject, Format: s.Format, Digest: s.Digest, Tag: s.Tag, Signer: img.SignedBy}
+		if img.SignedAs != nil {
+			ms.Who = *img.SignedAs
+		}
+		out = append(out, ms)
 	}
 	return out
+}
+
+// signatureKeys are the dotenv keys of a signed image's (none unsigned):
+// its index's signature, its signer, a keyless signer's issuer.
+func signatureKeys(key string, w *sign.Who) []string {
+	switch {
+	case w == nil:
+		return nil
+	case w.Key != "":
+		return []string{key + "_SIGNATURE", key + "_SIGNER"}
+	}
+	return []string{key + "_SIGNATURE", key + "_SIGNER", key + "_SIGNER_ISSUER"}
+}
+
+// signatureValues are the values of signatureKeys for img, nil when it
+// has no signature of its index: the signature's manifest pinned by
+// digest in img's repository (the first one, when the index has two),
+// the key's fingerprint or the certificate's identity, its issuer.
+func (img ReportImage) signatureValues() []string {
+	if img.SignedAs == nil {
+		return nil
+	}
+	for _, s := range img.Signatures {
+		if s.Subject != img.Digest.String() {
+			continue
+		}
+		out := []string{img.Reference + "@" + s.Digest}
+		if img.SignedAs.Key != "" {
+			return append(out, img.SignedAs.Key)
+		}
+		return append(out, img.SignedAs.Identity, img.SignedAs.Issuer)
+	}
+	return nil
 }
 
 // SignatureLine is the summary's line about img's signatures, "" when it
@@ -70,12 +112,35 @@ func (img ReportImage) SignatureLine() string {
 		formats[s.Format]++
 	}
 	var parts []string
-	for _, f := range []publish.SignFormat{publish.SignBundle, publish.SignLegacy} {
+	for _, f := range []publish.SignFormat{publish.SignBundle, publish.SignLegacyReferrer, publish.SignLegacy} {
 		if n := formats[string(f)]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, f))
 		}
 	}
 	return fmt.Sprintf("signed: %s (the index and each manifest) by %s", strings.Join(parts, ", "), img.SignedBy)
+}
+
+// SignatureDigests are the summary's lines under SignatureLine: per
+// signature, what it signs (index or platform) and its manifest's digest
+// (and .sig tag).
+func (img ReportImage) SignatureDigests() []string {
+	names := map[string]string{img.Digest.String(): "index"}
+	for _, p := range img.Platforms {
+		names[p.Digest.String()] = platform.Format(p.Platform)
+	}
+	var out []string
+	for _, s := range img.Signatures {
+		what := names[s.Subject]
+		if what == "" {
+			what = s.Subject // an attestation manifest of the index
+		}
+		line := fmt.Sprintf("%-14s %s %s", what, s.Format, s.Digest)
+		if s.Tag != "" {
+			line += " (tag " + s.Tag + ")"
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 // writeBundles writes the signature bundles of the index and of each

@@ -20,7 +20,7 @@ type SignRequest struct {
 	Password []byte
 	// IDToken is the OIDC token of the keyless mode (SIGSTORE_ID_TOKEN).
 	IDToken string
-	// Format is bundle, legacy or auto.
+	// Format is bundle, legacy, legacy-referrer or auto.
 	Format string
 	// RekorURL is the transparency log ("": none); FulcioURL the
 	// certificate authority of the keyless mode.
@@ -41,11 +41,11 @@ func (req *SignRequest) signing(reg Registry) (publish.Signing, *Signer, error) 
 	}
 	format := publish.SignFormat(req.Format)
 	switch format {
-	case publish.SignBundle, publish.SignLegacy, publish.SignAuto:
+	case publish.SignBundle, publish.SignLegacy, publish.SignLegacyReferrer, publish.SignAuto:
 	case "":
 		format = publish.SignAuto
 	default:
-		return publish.Signing{}, nil, inputf("--sign-format %q: want bundle, legacy or auto", req.Format)
+		return publish.Signing{}, nil, inputf("--sign-format %q: want bundle, legacy, legacy-referrer or auto", req.Format)
 	}
 	ro := retry.DefaultOptions()
 	ro.Retries, ro.Timeout = reg.Retries, reg.Timeout

@@ -35,17 +35,20 @@ func localSigner(t testing.TB) (*Signer, string) {
 
 // TestSignedReleaseVerifies: a five-platform release signed with a local
 // key through publish verifies with sign's verifier, in both formats, and
-// the signer keeps each bundle for --attest-dir.
+// the signer keeps each bundle for --attest-dir. (The in-process
+// registry has no .sig tag of a legacy-referrer release, so the verifier
+// found the referrer.)
 func TestSignedReleaseVerifies(t *testing.T) {
 	plain, api := testkit.Registry(t), testkit.ReferrersRegistry(t)
 	for _, tc := range []struct {
 		format publish.SignFormat
 		host   string
-	}{{publish.SignBundle, plain}, {publish.SignLegacy, plain}, {publish.SignBundle, api}} {
+	}{{publish.SignBundle, plain}, {publish.SignLegacy, plain}, {publish.SignBundle, api},
+		{publish.SignLegacyReferrer, plain}, {publish.SignLegacyReferrer, api}} {
 		format, host := tc.format, tc.host
 		t.Run(string(format)+" "+map[bool]string{true: "referrers API", false: "fallback tag"}[host == api], func(t *testing.T) {
 			idx := testkit.Index(t, 512, 1, signPlatforms...)
-			repo, err := name.NewRepository(host + "/g/" + string(format))
+			repo, err := name.NewRepository(host + "/g/" + string(format) + map[bool]string{true: "-api"}[host == api])
 			require.NoError(t, err)
 			s, pub := localSigner(t)
 			res, err := publish.ToRegistry(context.Background(), []publish.Image{{Repository: repo, Index: idx, Tags: []string{"v1"}}},

@@ -25,6 +25,9 @@ const (
 	MediaTypeBundle = "application/vnd.dev.sigstore.bundle.v0.3+json"
 	// MediaTypeSimpleSigning is a legacy signature layer's media type.
 	MediaTypeSimpleSigning = "application/vnd.dev.cosign.simplesigning.v1+json"
+	// MediaTypeLegacyReferrer is the artifactType (and config media type)
+	// of a legacy signature as an OCI 1.1 referrer (LegacyReferrer).
+	MediaTypeLegacyReferrer = "application/vnd.dev.cosign.artifact.sig.v1+json"
 	// AnnotationSignature holds a legacy layer's base64 signature.
 	AnnotationSignature = "dev.cosignproject.cosign/signature"
 	// AnnotationCertificate and AnnotationChain hold its certificates (PEM).
@@ -52,25 +55,54 @@ type Referrer struct {
 // BundleReferrer wraps bundleJSON (from Signer.Bundle) as a referrer of
 // subject, created at created.
 func BundleReferrer(subject v1.Descriptor, bundleJSON []byte, created time.Time) (*Referrer, error) {
-	if subject.Digest == (v1.Hash{}) || subject.MediaType == "" || subject.Size <= 0 {
-		return nil, fmt.Errorf("signature subject %s: want a media type, digest and size", subject.Digest)
-	}
-	layer := static.NewLayer(bundleJSON, MediaTypeBundle)
-	ld, err := layer.Digest()
-	if err != nil {
-		return nil, err
-	}
 	ann := map[string]string{
 		AnnotationBundleContent:   "dsse-envelope",
 		AnnotationBundlePredicate: CosignPredicate,
 		specsv1.AnnotationCreated: created.UTC().Format(time.RFC3339),
 	}
+	layer := static.NewLayer(bundleJSON, MediaTypeBundle)
+	return referrer(subject, MediaTypeBundle, specsv1.DescriptorEmptyJSON, layer, nil, ann)
+}
+
+// LegacyReferrer is sig in cosign's legacy format as an OCI 1.1 referrer
+// of subject, as cosign sign --registry-referrers-mode=oci-1-1 (its
+// experimental OCI 1.1 mode) writes it: artifactType and config media type
+// MediaTypeLegacyReferrer, the simple-signing payload as the one layer
+// with the signature (and certificate) as its annotations. cosign verify
+// --experimental-oci11 reads it; so does GitLab's registry, which lists it
+// as the subject's signature.
+func LegacyReferrer(subject v1.Descriptor, sig Legacy) (*Referrer, error) {
+	cfg := specsv1.DescriptorEmptyJSON
+	cfg.MediaType = MediaTypeLegacyReferrer
+	layer := static.NewLayer(sig.Payload, MediaTypeSimpleSigning)
+	return referrer(subject, MediaTypeLegacyReferrer, cfg, layer, legacyAnnotations(sig), nil)
+}
+
+// referrer is a manifest of artifactType over the config cfg (the empty
+// JSON object, whatever its media type) and the one layer (annotated
+// layerAnn) whose subject is subject.
+func referrer(subject v1.Descriptor, artifactType string, cfg specsv1.Descriptor, layer v1.Layer, layerAnn, ann map[string]string) (*Referrer, error) {
+	if subject.Digest == (v1.Hash{}) || subject.MediaType == "" || subject.Size <= 0 {
+		return nil, fmt.Errorf("signature subject %s: want a media type, digest and size", subject.Digest)
+	}
+	ld, err := layer.Digest()
+	if err != nil {
+		return nil, err
+	}
+	size, err := layer.Size()
+	if err != nil {
+		return nil, err
+	}
+	mt, err := layer.MediaType()
+	if err != nil {
+		return nil, err
+	}
 	m := specsv1.Manifest{
 		Versioned:    specs.Versioned{SchemaVersion: 2},
 		MediaType:    specsv1.MediaTypeImageManifest,
-		ArtifactType: MediaTypeBundle,
-		Config:       specsv1.DescriptorEmptyJSON,
-		Layers:       []specsv1.Descriptor{{MediaType: MediaTypeBundle, Digest: digest.Digest(ld.String()), Size: int64(len(bundleJSON))}},
+		ArtifactType: artifactType,
+		Config:       cfg,
+		Layers:       []specsv1.Descriptor{{MediaType: string(mt), Digest: digest.Digest(ld.String()), Size: size, Annotations: layerAnn}},
 		Subject:      &specsv1.Descriptor{MediaType: string(subject.MediaType), Digest: digest.Digest(subject.Digest.String()), Size: subject.Size},
 		Annotations:  ann,
 	}
@@ -82,11 +114,11 @@ func BundleReferrer(subject v1.Descriptor, bundleJSON []byte, created time.Time)
 	if err != nil {
 		return nil, err
 	}
-	h, size, err := v1.SHA256(bytes.NewReader(raw))
+	h, n, err := v1.SHA256(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
 	}
-	return &Referrer{Image: img, Entry: v1.Descriptor{MediaType: types.OCIManifestSchema1, Digest: h, Size: size, ArtifactType: MediaTypeBundle, Annotations: ann}}, nil
+	return &Referrer{Image: img, Entry: v1.Descriptor{MediaType: types.OCIManifestSchema1, Digest: h, Size: n, ArtifactType: artifactType, Annotations: ann}}, nil
 }
 
 // rawImage is a manifest written as raw JSON (go-containerregistry's
@@ -114,6 +146,17 @@ func (r *rawImage) LayerByDigest(h v1.Hash) (partial.CompressedLayer, error) {
 	return nil, fmt.Errorf("blob %s not in the signature manifest", h)
 }
 
+// legacyAnnotations are a legacy signature layer's annotations: the
+// signature, and keyless its certificate and chain.
+func legacyAnnotations(sig Legacy) map[string]string {
+	ann := map[string]string{AnnotationSignature: base64.StdEncoding.EncodeToString(sig.Signature)}
+	if len(sig.CertPEM) > 0 {
+		ann[AnnotationCertificate] = string(sig.CertPEM)
+		ann[AnnotationChain] = string(sig.ChainPEM)
+	}
+	return ann
+}
+
 // AppendLegacy adds sig as a layer to cosign's signature image base (nil:
 // a new one), as cosign sign does: the payload as the layer, the signature
 // and certificate as its annotations. A layer base already has (the same
@@ -122,11 +165,7 @@ func AppendLegacy(base v1.Image, sig Legacy) (v1.Image, error) {
 	if base == nil {
 		base = mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
 	}
-	ann := map[string]string{AnnotationSignature: base64.StdEncoding.EncodeToString(sig.Signature)}
-	if len(sig.CertPEM) > 0 {
-		ann[AnnotationCertificate] = string(sig.CertPEM)
-		ann[AnnotationChain] = string(sig.ChainPEM)
-	}
+	ann := legacyAnnotations(sig)
 	layer := static.NewLayer(sig.Payload, MediaTypeSimpleSigning)
 	m, err := base.Manifest()
 	if err != nil {

@@ -23,17 +23,20 @@ const maxSignatureBlob = 1 << 20
 // Found says what VerifyDigest found: how many signatures of each format,
 // and which verified.
 type Found struct {
+	// Legacy counts legacy signatures: in the .sig tag's image and in
+	// legacy referrers.
 	Bundles, Legacy int
-	// Valid is the format of the first signature that verified ("bundle"
-	// or "legacy"); "" when none did.
+	// Valid is the format of the first signature that verified ("bundle",
+	// "legacy-referrer" or "legacy"); "" when none did.
 	Valid string
 	// Reason is why none verified, naming the first refusal.
 	Reason string
 }
 
 // VerifyDigest looks for the signatures of repo@d in both of cosign's
-// places, bundles among its referrers (the API or the fallback tag) and
-// the legacy sha256-<hex>.sig tag, and checks them until one verifies.
+// places, bundles and legacy signatures (cosign's OCI 1.1 form) among its
+// referrers (the API or the fallback tag) and the legacy sha256-<hex>.sig
+// tag, and checks them until one verifies.
 // The error is for failures to read the registry; what the signatures
 // are worth is in Found.
 func (v *Verifier) VerifyDigest(ctx context.Context, repo name.Repository, d v1.Hash, ropts []remote.Option) (Found, error) {
@@ -49,25 +52,15 @@ func (v *Verifier) VerifyDigest(ctx context.Context, repo name.Repository, d v1.
 		return f, err
 	}
 	for _, m := range im.Manifests {
-		// A registry's listing may give the config's media type as the
-		// artifactType (go-containerregistry's does): as cosign, look at
-		// every referrer that is not plainly something else.
-		if m.ArtifactType != MediaTypeBundle && m.ArtifactType != "" && m.ArtifactType != string(types.OCIEmptyJSON) {
-			continue
+		ok, errs, err := v.verifyReferrer(repo.Digest(m.Digest.String()), m, d, ropts, &f)
+		if err != nil {
+			return f, err
 		}
-		b, isBundle, err := bundleOf(repo.Digest(m.Digest.String()), ropts)
-		if !isBundle {
-			continue
-		}
-		f.Bundles++
-		if err == nil {
-			err = v.VerifyBundle(b, d)
-		}
-		if err == nil {
-			f.Valid = "bundle"
+		if ok != "" {
+			f.Valid = ok
 			return f, nil
 		}
-		refusals = append(refusals, fmt.Errorf("bundle %s: %w", m.Digest, err))
+		refusals = append(refusals, errs...)
 	}
 	img, err := remote.Image(repo.Tag(LegacyTag(d)), ropts...)
 	var terr *transport.Error
@@ -88,11 +81,49 @@ func (v *Verifier) VerifyDigest(ctx context.Context, repo name.Repository, d v1.
 	}
 	switch {
 	case f.Bundles+f.Legacy == 0:
-		f.Reason = fmt.Sprintf("not signed: no Sigstore bundle among the referrers of %s and no %s tag", d, LegacyTag(d))
+		f.Reason = fmt.Sprintf("not signed: no Sigstore bundle among the referrers of %s, no legacy signature among them either, and no %s tag", d, LegacyTag(d))
 	default:
 		f.Reason = fmt.Sprintf("%d signature(s) of %s, none valid: %v", f.Bundles+f.Legacy, d, refusals[0])
 	}
 	return f, nil
+}
+
+// verifyReferrer checks the referrer m of d, when it is a signature: a
+// bundle, or a legacy signature in cosign's OCI 1.1 form. ok is the
+// format that verified; errs why those it found did not.
+func (v *Verifier) verifyReferrer(ref name.Digest, m v1.Descriptor, d v1.Hash, ropts []remote.Option, f *Found) (ok string, errs []error, err error) {
+	if m.ArtifactType == MediaTypeLegacyReferrer {
+		img, err := remote.Image(ref, ropts...)
+		if err != nil {
+			return "", nil, fmt.Errorf("read %s: %w", ref, imageref.Explain(err))
+		}
+		valid, errs, err := v.verifyLegacyImage(img, d, f)
+		if err != nil {
+			return "", nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		if valid {
+			return "legacy-referrer", nil, nil
+		}
+		return "", errs, nil
+	}
+	// A registry's listing may give the config's media type as the
+	// artifactType (go-containerregistry's does): as cosign, look at
+	// every referrer that is not plainly something else.
+	if m.ArtifactType != MediaTypeBundle && m.ArtifactType != "" && m.ArtifactType != string(types.OCIEmptyJSON) {
+		return "", nil, nil
+	}
+	b, isBundle, err := bundleOf(ref, ropts)
+	if !isBundle {
+		return "", nil, nil
+	}
+	f.Bundles++
+	if err == nil {
+		err = v.VerifyBundle(b, d)
+	}
+	if err == nil {
+		return "bundle", nil, nil
+	}
+	return "", []error{fmt.Errorf("bundle %s: %w", m.Digest, err)}, nil
 }
 
 // verifyLegacyImage checks each simple-signing layer of a .sig image.

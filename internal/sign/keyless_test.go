@@ -158,6 +158,7 @@ func TestKeylessOffline(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, l.CertPEM)
 	assert.EqualValues(t, 1, f.calls.Load(), "one certificate for the whole run")
+	assert.Equal(t, Who{Identity: testIdentity, Issuer: testIssuer}, s.Who(), "the certificate's SAN and issuer extension")
 
 	trustedRoot := f.trustedRoot(t)
 	accept := []Policy{

@@ -45,7 +45,10 @@ type Signer struct {
 	certOnce sync.Once
 	cert     []byte // keyless: the Fulcio certificate (DER), fetched once
 	certErr  error
-	identity string
+	claims   tokenClaims // keyless: the token's
+
+	certMu  sync.Mutex
+	certDER []byte // cert once issued, for Who (read while certOnce may run)
 }
 
 // New checks opts and returns a Signer. Keyless, it checks the token's
@@ -65,7 +68,7 @@ func New(opts Options) (*Signer, error) {
 		if _, err := opts.Key.GetPublicKeyPem(); err != nil {
 			return nil, fmt.Errorf("signing key: %w", err)
 		}
-		return &Signer{opts: opts, key: opts.Key, identity: "key " + string(opts.Key.GetHint())}, nil
+		return &Signer{opts: opts, key: opts.Key}, nil
 	case opts.IDToken == "":
 		return nil, errors.New("no key and no OIDC token to sign with")
 	}
@@ -83,11 +86,11 @@ func New(opts Options) (*Signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Signer{opts: opts, key: key, identity: claims.identity()}, nil
+	return &Signer{opts: opts, key: key, claims: claims}, nil
 }
 
-// Identity names who signs: "key <hint>" or the token's subject and issuer.
-func (s *Signer) Identity() string { return s.identity }
+// Identity names who signs, as one line (Who.String).
+func (s *Signer) Identity() string { return s.Who().String() }
 
 // Keyless reports whether the signatures carry a Fulcio certificate.
 func (s *Signer) Keyless() bool { return s.opts.IDToken != "" }
@@ -188,7 +191,11 @@ func (s *Signer) GetCertificate(ctx context.Context, key sgsign.Keypair, opts *s
 		s.cert, s.certErr = f.GetCertificate(ctx, key, opts)
 		if s.certErr != nil {
 			s.certErr = fmt.Errorf("certificate from %s: %w", s.opts.FulcioURL, s.certErr)
+			return
 		}
+		s.certMu.Lock()
+		s.certDER = s.cert
+		s.certMu.Unlock()
 	})
 	return s.cert, s.certErr
 }

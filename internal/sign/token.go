@@ -44,10 +44,10 @@ func (c tokenClaims) usableAt(now time.Time) error {
 	return nil
 }
 
+// identity is the token's email, else its subject.
 func (c tokenClaims) identity() string {
-	id := c.Subject
 	if c.Email != "" {
-		id = c.Email
+		return c.Email
 	}
-	return id + " (" + c.Issuer + ")"
+	return c.Subject
 }

@@ -71,6 +71,16 @@ type metadataImage struct {
 	Digest    string             `json:"digest"` // of the image index
 	Tags      []string           `json:"tags"`
 	Platforms []metadataPlatform `json:"platforms"`
+	// Signatures: push --sign's.
+	Signatures []metadataSignature `json:"signatures"`
+}
+
+type metadataSignature struct {
+	Subject string `json:"subject"`
+	Format  string `json:"format"`
+	Digest  string `json:"digest"`
+	Tag     string `json:"tag"`
+	Signer  string `json:"signer"`
 }
 
 type metadataPlatform struct {

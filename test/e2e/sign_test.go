@@ -3,11 +3,14 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -47,9 +50,10 @@ func TestSignCosignAgrees(t *testing.T) {
 	key, pub := filepath.Join(keys, "cosign.key"), filepath.Join(keys, "cosign.pub")
 	api := testkit.ReferrersRegistry(t)
 
-	cosignVerify := func(t *testing.T, ref string) {
+	cosignVerify := func(t *testing.T, ref string, extra ...string) {
 		t.Helper()
-		res := cosign(t, keys, password, "verify", "--key", pub, "--insecure-ignore-tlog=true", "--allow-http-registry", "--allow-insecure-registry", ref)
+		args := append([]string{"verify", "--key", pub, "--insecure-ignore-tlog=true", "--allow-http-registry", "--allow-insecure-registry"}, extra...)
+		res := cosign(t, keys, password, append(args, ref)...)
 		assert.Zero(t, res.ExitCode, "cosign verify %s:\n%s", ref, res)
 	}
 	for _, tc := range []struct {
@@ -60,15 +64,27 @@ func TestSignCosignAgrees(t *testing.T) {
 		{"bundle", s.plain, nil},
 		{"legacy", s.plain, nil},
 		{"bundle", &registry{Host: api}, []string{"--insecure-registry", api}},
+		{"legacy-referrer", s.plain, nil},
+		{"legacy-referrer", &registry{Host: api}, []string{"--insecure-registry", api}},
 	} {
 		name := tc.format + " on " + map[bool]string{true: "docker-registry", false: "a registry with the referrers API"}[tc.reg == s.plain]
 		s.step(t, "helperbuild push --sign, "+name+": cosign verify accepts every manifest", func(t *testing.T) {
 			repo := "e2e/signed-" + tc.format
 			extra := append([]string{"--sign", "--sign-key", key, "--sign-format", tc.format, "--sign-tlog", "none"}, tc.extra...)
 			img := s.configFreePush(t, tc.reg, base, repo, exampleVersion, s.helperbuildEnv(t, "COSIGN_PASSWORD="+password), extra...)
-			cosignVerify(t, tc.reg.ref(repo+"@"+img.Digest.String()))
+			// cosign reads the OCI 1.1 form only when told to (it then
+			// falls back to the .sig tag, which this release has none of).
+			var oci11 []string
+			if tc.format == "legacy-referrer" {
+				oci11 = []string{"--experimental-oci11"}
+				for _, tag := range repoTags(t, tc.reg, repo) {
+					assert.False(t, strings.HasSuffix(tag, ".sig"), "no .sig tag: %s", tag)
+				}
+				assertSignatureReferrers(t, tc.reg, repo, img)
+			}
+			cosignVerify(t, tc.reg.ref(repo+"@"+img.Digest.String()), oci11...)
 			for _, p := range img.Meta.Platforms {
-				cosignVerify(t, tc.reg.ref(repo+"@"+p.Digest))
+				cosignVerify(t, tc.reg.ref(repo+"@"+p.Digest), oci11...)
 			}
 			res := s.helperbuild(t, s.exampleDir(t), s.helperbuildEnv(t), "verify", "--signature", "--key", pub,
 				"--platforms", platformList(targets), "--insecure-registry", tc.reg.Host, img.ref())
@@ -79,20 +95,32 @@ func TestSignCosignAgrees(t *testing.T) {
 		})
 	}
 
-	for _, bundle := range []bool{true, false} {
-		format := map[bool]string{true: "bundle", false: "legacy"}[bundle]
+	for _, format := range []string{"bundle", "legacy", "legacy-referrer"} {
 		s.step(t, "cosign sign --recursive ("+format+"): helperbuild verify --signature accepts it, refuses another key", func(t *testing.T) {
 			repo := "e2e/cosign-signed-" + format
 			img := s.configFreePush(t, s.plain, base, repo, exampleVersion, s.helperbuildEnv(t))
 			// cosign takes a signing config only for bundles; the legacy
 			// format is told not to use the log directly.
 			noTlog := []string{"--signing-config", "no-tlog.json", "--new-bundle-format=true"}
-			if !bundle {
+			if format != "bundle" {
 				noTlog = []string{"--use-signing-config=false", "--tlog-upload=false", "--new-bundle-format=false"}
 			}
-			args := append([]string{"sign", "--key", key, "--recursive", "--yes", "--allow-http-registry", "--allow-insecure-registry"}, noTlog...)
-			res := cosign(t, keys, password, append(args, s.plain.ref(repo+"@"+img.Digest.String()))...)
+			env := cosignEnv(password)
+			if format == "legacy-referrer" {
+				// cosign's OCI 1.1 mode is experimental: it wants the variable.
+				noTlog = append(noTlog, "--registry-referrers-mode=oci-1-1")
+				env = append(env, "COSIGN_EXPERIMENTAL=1")
+			}
+			args := append([]string{"cosign", "sign", "--key", key, "--recursive", "--yes", "--allow-http-registry", "--allow-insecure-registry"}, noTlog...)
+			cmd := command(t, env, append(args, s.plain.ref(repo+"@"+img.Digest.String()))...)
+			cmd.Dir = keys
+			res := run(t, cmd)
 			require.Zero(t, res.ExitCode, "%s", res)
+			if format == "legacy-referrer" {
+				for _, tag := range listTags(t, s.plain, repo) {
+					require.False(t, strings.HasSuffix(tag, ".sig"), "cosign wrote the OCI 1.1 form, no .sig tag: %s", tag)
+				}
+			}
 			res = s.helperbuild(t, s.exampleDir(t), s.helperbuildEnv(t), "verify", "--signature", "--key", pub,
 				"--platforms", platformList(targets), img.ref())
 			assert.Zero(t, res.ExitCode, "%s", res)
@@ -105,5 +133,49 @@ func TestSignCosignAgrees(t *testing.T) {
 			assert.Contains(t, res.Stdout, "none valid")
 			assert.Equal(t, len(targets)+1, strings.Count(res.Stdout, "signed: FAIL"), "one line per platform (each names its digest) and one for the index:\n%s", res.Stdout)
 		})
+	}
+}
+
+// repoTags are repo's tags on reg (docker-registry or the in-process
+// registry with the referrers API).
+func repoTags(t *testing.T, reg *registry, repo string) []string {
+	t.Helper()
+	r, err := name.NewRepository(reg.ref(repo), name.Insecure)
+	require.NoError(t, err)
+	tags, err := remote.List(r)
+	require.NoError(t, err)
+	return tags
+}
+
+// assertSignatureReferrers: the index and each manifest it lists (the
+// platforms' and their attestation manifests) have one referrer, cosign's
+// legacy signature in its OCI 1.1 form, named by the metadata file.
+func assertSignatureReferrers(t *testing.T, reg *registry, repo string, img pushedImage) {
+	t.Helper()
+	sigs := map[string]string{}
+	for _, s := range img.Meta.Signatures {
+		assert.Equal(t, "legacy-referrer", s.Format)
+		sigs[s.Subject] = s.Digest
+	}
+	require.Contains(t, sigs, img.Digest.String(), "the index's signature")
+	for _, p := range img.Meta.Platforms {
+		require.Contains(t, sigs, p.Digest, "%s's signature", p.Platform)
+	}
+	for sub, sig := range sigs {
+		d, err := name.NewDigest(reg.ref(repo+"@"+sub), name.Insecure)
+		require.NoError(t, err)
+		idx, err := remote.Referrers(d)
+		require.NoError(t, err)
+		im, err := idx.IndexManifest()
+		require.NoError(t, err)
+		require.Len(t, im.Manifests, 1, "referrers of %s", sub)
+		assert.Equal(t, sig, im.Manifests[0].Digest.String())
+		m, err := remote.Get(d.Context().Digest(sig))
+		require.NoError(t, err)
+		var got struct {
+			ArtifactType string `json:"artifactType"`
+		}
+		require.NoError(t, json.Unmarshal(m.Manifest, &got))
+		assert.Equal(t, "application/vnd.dev.cosign.artifact.sig.v1+json", got.ArtifactType)
 	}
 }
