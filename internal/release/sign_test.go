@@ -3,6 +3,9 @@ package release
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/retry"
 	"github.com/helperbuild/helperbuild/internal/sign"
 	"github.com/helperbuild/helperbuild/internal/testkit"
 )
@@ -100,5 +104,41 @@ func BenchmarkSignRelease(b *testing.B) {
 				require.NoError(b, err)
 			}
 		})
+	}
+}
+
+// TestRekorDownMovesNoTag: a transparency log that keeps answering 503 is
+// retried, then the release fails before its tag phase: no tag moved,
+// neither the release's nor a signature's.
+func TestRekorDownMovesNoTag(t *testing.T) {
+	var calls atomic.Int64
+	rekor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(rekor.Close)
+	ro := retry.DefaultOptions()
+	ro.Retries = 2
+	ro.Sleep = func(context.Context, time.Duration) error { return nil }
+	rt, err := retry.New(http.DefaultTransport, ro)
+	require.NoError(t, err)
+	k, err := sign.GenerateKey()
+	require.NoError(t, err)
+	s, err := sign.New(sign.Options{Key: k, RekorURL: rekor.URL, Transport: rt})
+	require.NoError(t, err)
+
+	host := testkit.Registry(t)
+	repo, err := name.NewRepository(host + "/g/rekor-down")
+	require.NoError(t, err)
+	for _, format := range []publish.SignFormat{publish.SignBundle, publish.SignLegacy, publish.SignLegacyReferrer} {
+		calls.Store(0)
+		_, err = publish.ToRegistry(context.Background(), []publish.Image{{Repository: repo, Index: testkit.Index(t, 512, 1, signPlatforms[:2]...), Tags: []string{"v1"}}},
+			publish.RegistryOptions{Signing: publish.Signing{Signer: NewSigner(s, nil), Format: format}})
+		require.Error(t, err, format)
+		assert.Contains(t, err.Error(), "503", format)
+		assert.EqualValues(t, 3, calls.Load(), "%s: the first attempt and two retries, then no more signing", format)
+		tags, err := remote.List(repo)
+		require.NoError(t, err)
+		assert.Empty(t, tags, "%s: no tag moved", format)
 	}
 }

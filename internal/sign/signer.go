@@ -39,8 +39,9 @@ type Options struct {
 
 // Signer signs manifest digests with one key for a whole run.
 type Signer struct {
-	opts Options
-	key  sgsign.Keypair
+	opts  Options
+	key   sgsign.Keypair
+	rekor sgsign.RekorClient // nil without a transparency log
 
 	certOnce sync.Once
 	cert     []byte // keyless: the Fulcio certificate (DER), fetched once
@@ -61,6 +62,13 @@ func New(opts Options) (*Signer, error) {
 	if opts.Transport == nil {
 		opts.Transport = http.DefaultTransport
 	}
+	var rekor sgsign.RekorClient
+	if opts.RekorURL != "" {
+		var err error
+		if rekor, err = rekorEntries(opts.RekorURL, opts.Transport); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case opts.Key != nil && opts.IDToken != "":
 		return nil, errors.New("both a key and an OIDC token: sign with one")
@@ -68,7 +76,7 @@ func New(opts Options) (*Signer, error) {
 		if _, err := opts.Key.GetPublicKeyPem(); err != nil {
 			return nil, fmt.Errorf("signing key: %w", err)
 		}
-		return &Signer{opts: opts, key: opts.Key}, nil
+		return &Signer{opts: opts, key: opts.Key, rekor: rekor}, nil
 	case opts.IDToken == "":
 		return nil, errors.New("no key and no OIDC token to sign with")
 	}
@@ -86,7 +94,7 @@ func New(opts Options) (*Signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Signer{opts: opts, key: key, claims: claims}, nil
+	return &Signer{opts: opts, key: key, claims: claims, rekor: rekor}, nil
 }
 
 // Identity names who signs, as one line (Who.String).
@@ -178,7 +186,7 @@ func (s *Signer) bundle(ctx context.Context, content sgsign.Content) (*protobund
 		opts.CertificateProviderOptions = &sgsign.CertificateProviderOptions{IDToken: s.opts.IDToken}
 	}
 	if s.opts.RekorURL != "" {
-		opts.TransparencyLogs = []sgsign.Transparency{sgsign.NewRekor(&sgsign.RekorOptions{BaseURL: s.opts.RekorURL, Retries: 3})}
+		opts.TransparencyLogs = []sgsign.Transparency{sgsign.NewRekor(&sgsign.RekorOptions{BaseURL: s.opts.RekorURL, Client: s.rekor})}
 	}
 	return sgsign.Bundle(content, s.key, opts)
 }
