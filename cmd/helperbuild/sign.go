@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -33,8 +30,9 @@ func (f *signFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.fulcio, "sign-fulcio-url", defaultFulcio, "with --sign, keyless: the Fulcio certificate authority")
 }
 
-// request turns the flags and the environment (the key, COSIGN_PASSWORD,
-// SIGSTORE_ID_TOKEN) into release's SignRequest; nil without --sign.
+// request turns the flags and the environment (an env://NAME key,
+// COSIGN_PASSWORD, SIGSTORE_ID_TOKEN) into release's SignRequest, which
+// reads a key file; nil without --sign.
 func (f *signFlags) request(env Env) (*release.SignRequest, error) {
 	if !f.sign {
 		if f.key != "" {
@@ -42,35 +40,14 @@ func (f *signFlags) request(env Env) (*release.SignRequest, error) {
 		}
 		return nil, nil
 	}
-	req := &release.SignRequest{Format: f.format, FulcioURL: f.fulcio, KeyName: f.key}
+	req := &release.SignRequest{Format: f.format, FulcioURL: f.fulcio, KeyName: f.key, Password: []byte(env.Get("COSIGN_PASSWORD"))}
 	if f.tlog != "none" {
 		req.RekorURL = f.tlog
 	}
 	if f.key == "" {
 		req.IDToken = env.Get("SIGSTORE_ID_TOKEN")
-		return req, nil
-	}
-	if v, ok := strings.CutPrefix(f.key, "env://"); ok {
+	} else if v, ok := strings.CutPrefix(f.key, "env://"); ok {
 		req.KeyPEM = []byte(env.Get(v))
-		if len(req.KeyPEM) == 0 {
-			return nil, usagef("--sign-key env://%s: the variable is empty or not set", v)
-		}
-	} else {
-		b, err := os.ReadFile(f.key)
-		if err != nil {
-			return nil, usagef("--sign-key %s: %v", f.key, pathReason(err))
-		}
-		req.KeyPEM = b
 	}
-	req.Password = []byte(env.Get("COSIGN_PASSWORD"))
 	return req, nil
-}
-
-// pathReason is err without the path the message names already.
-func pathReason(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

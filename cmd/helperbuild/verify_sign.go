@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-
 	"github.com/spf13/pflag"
 
 	"github.com/helperbuild/helperbuild/internal/release"
@@ -29,8 +27,8 @@ func (f *verifySignFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.ignoreTlog, "insecure-ignore-tlog", false, "with --signature: accept signatures without a transparency log entry (a certificate is then checked at the current time)")
 }
 
-// apply reads the key or trusted root and makes target check signatures;
-// without --signature it checks none.
+// apply makes target check signatures (release reads the key or trusted
+// root); without --signature it checks none.
 func (f *verifySignFlags) apply(target *release.VerifyTarget) error {
 	if !f.on {
 		if f.key != "" || f.identity != "" || f.identityRegexp != "" || f.trustedRoot != "" {
@@ -38,17 +36,6 @@ func (f *verifySignFlags) apply(target *release.VerifyTarget) error {
 		}
 		return nil
 	}
-	p := release.SignaturePolicy{Identity: f.identity, IdentityRegexp: f.identityRegexp, Issuer: f.issuer, IssuerRegexp: f.issuerRegexp, IgnoreTlog: f.ignoreTlog}
-	var err error
-	if f.key != "" {
-		if p.PublicKeyPEM, err = os.ReadFile(f.key); err != nil {
-			return usagef("--key %s: %v", f.key, pathReason(err))
-		}
-	}
-	if f.trustedRoot != "" {
-		if p.TrustedRoot, err = os.ReadFile(f.trustedRoot); err != nil {
-			return usagef("--trusted-root %s: %v", f.trustedRoot, pathReason(err))
-		}
-	}
-	return target.CheckSignatures(p)
+	return target.CheckSignatures(release.SignatureRequest{KeyFile: f.key, TrustedRootFile: f.trustedRoot, Identity: f.identity,
+		IdentityRegexp: f.identityRegexp, Issuer: f.issuer, IssuerRegexp: f.issuerRegexp, IgnoreTlog: f.ignoreTlog})
 }

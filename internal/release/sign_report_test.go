@@ -90,3 +90,23 @@ func TestDotenvLimitsCountSignatureKeys(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "5 images need 25 variables, more than the 20 GitLab accepts in one dotenv report; select at most 4 images")
 }
+
+// TestSignRequestFiles: release reads the key and trusted-root files the
+// command names, and a missing one, or an empty env:// key, is bad input
+// naming the flag and the reason.
+func TestSignRequestFiles(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "cosign.key")
+	_, _, err := (&SignRequest{KeyName: missing}).signing(Registry{})
+	var input *InputError
+	require.ErrorAs(t, err, &input)
+	assert.Equal(t, "--sign-key "+missing+": no such file or directory", err.Error())
+	_, _, err = (&SignRequest{KeyName: "env://SIGNING_KEY"}).signing(Registry{})
+	require.ErrorAs(t, err, &input)
+	assert.Equal(t, "--sign-key env://SIGNING_KEY: the variable is empty or not set", err.Error())
+
+	_, err = SignatureRequest{TrustedRootFile: missing, Identity: "x", Issuer: "y"}.policy()
+	require.ErrorAs(t, err, &input)
+	assert.Equal(t, "--trusted-root "+missing+": no such file or directory", err.Error())
+	_, err = SignatureRequest{KeyFile: missing}.policy()
+	assert.EqualError(t, err, "--key "+missing+": no such file or directory")
+}

@@ -2,7 +2,10 @@ package release
 
 import (
 	"errors"
+	"io/fs"
 	"net/http"
+	"os"
+	"strings"
 
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/retry"
@@ -10,13 +13,16 @@ import (
 )
 
 // SignRequest is push --sign's and merge --sign's settings as the command
-// gathered them from flags and environment: either a key (its PEM and
-// password) or an OIDC token (keyless).
+// gathered them from flags and environment: either a key (a file, or the
+// PEM of an env://NAME variable, and its password) or an OIDC token
+// (keyless).
 type SignRequest struct {
-	// KeyPEM is the signing key (cosign.key or PKCS#8 ECDSA); KeyName
-	// names it in errors (--sign-key's value). Password decrypts it.
-	KeyPEM   []byte
+	// KeyName is --sign-key's value: a key file (cosign.key or PKCS#8
+	// ECDSA), read when the request is checked, or env://NAME, whose
+	// variable's value the command put in KeyPEM. KeyPEM is the key as
+	// read. Password decrypts it.
 	KeyName  string
+	KeyPEM   []byte
 	Password []byte
 	// IDToken is the OIDC token of the keyless mode (SIGSTORE_ID_TOKEN).
 	IDToken string
@@ -27,9 +33,58 @@ type SignRequest struct {
 	RekorURL, FulcioURL string
 }
 
-// SignaturePolicy is verify --signature's policy: a public key, or a
-// certificate identity and issuer with a trusted root.
-type SignaturePolicy = sign.Policy
+// SignatureRequest is verify --signature's settings: a public key file,
+// or a certificate identity and issuer (exact or regexp) with a trusted
+// root file; the files are read when the request is checked.
+type SignatureRequest struct {
+	KeyFile, TrustedRootFile                       string
+	Identity, IdentityRegexp, Issuer, IssuerRegexp string
+	// IgnoreTlog accepts signatures without a transparency log entry.
+	IgnoreTlog bool
+}
+
+// policy reads r's files into sign's Policy.
+func (r SignatureRequest) policy() (sign.Policy, error) {
+	p := sign.Policy{Identity: r.Identity, IdentityRegexp: r.IdentityRegexp, Issuer: r.Issuer, IssuerRegexp: r.IssuerRegexp, IgnoreTlog: r.IgnoreTlog}
+	var err error
+	if r.KeyFile != "" {
+		if p.PublicKeyPEM, err = os.ReadFile(r.KeyFile); err != nil {
+			return p, inputf("--key %s: %v", r.KeyFile, pathReason(err))
+		}
+	}
+	if r.TrustedRootFile != "" {
+		if p.TrustedRoot, err = os.ReadFile(r.TrustedRootFile); err != nil {
+			return p, inputf("--trusted-root %s: %v", r.TrustedRootFile, pathReason(err))
+		}
+	}
+	return p, nil
+}
+
+// readKey fills req.KeyPEM from the --sign-key file, or fails naming an
+// env://NAME whose variable was empty.
+func (req *SignRequest) readKey() error {
+	if len(req.KeyPEM) > 0 || req.KeyName == "" {
+		return nil
+	}
+	if v, ok := strings.CutPrefix(req.KeyName, "env://"); ok {
+		return inputf("--sign-key env://%s: the variable is empty or not set", v)
+	}
+	b, err := os.ReadFile(req.KeyName)
+	if err != nil {
+		return inputf("--sign-key %s: %v", req.KeyName, pathReason(err))
+	}
+	req.KeyPEM = b
+	return nil
+}
+
+// pathReason is err without the path the message names already.
+func pathReason(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
 
 // signing checks req and makes publish's Signing over a Signer that keeps
 // its bundles, before anything compiles or is read from a registry: the
@@ -46,6 +101,9 @@ func (req *SignRequest) signing(reg Registry) (publish.Signing, *Signer, error) 
 		format = publish.SignAuto
 	default:
 		return publish.Signing{}, nil, inputf("--sign-format %q: want bundle, legacy, legacy-referrer or auto", req.Format)
+	}
+	if err := req.readKey(); err != nil {
+		return publish.Signing{}, nil, err
 	}
 	ro := retry.DefaultOptions()
 	ro.Retries, ro.Timeout = reg.Retries, reg.Timeout

@@ -131,11 +131,15 @@ func (r Registry) Check() error {
 }
 
 // CheckSignatures makes Verify check that the index and every platform
-// manifest carry a valid signature (bundle referrer or .sig tag) under p;
-// the target must be in a registry.
-func (t *VerifyTarget) CheckSignatures(p SignaturePolicy) error {
+// manifest carry a valid signature (bundle or legacy referrer, or .sig
+// tag) under r, whose files it reads; the target must be in a registry.
+func (t *VerifyTarget) CheckSignatures(r SignatureRequest) error {
 	if t.ref.Transport != imageref.Registry {
 		return inputf("--signature checks the signatures a registry holds; %s is not a registry reference", t.arg)
+	}
+	p, err := r.policy()
+	if err != nil {
+		return err
 	}
 	v, err := sign.NewVerifier(p)
 	if err != nil {
