@@ -154,6 +154,9 @@ func legacyAnnotations(sig Legacy) map[string]string {
 		ann[AnnotationCertificate] = string(sig.CertPEM)
 		ann[AnnotationChain] = string(sig.ChainPEM)
 	}
+	if sig.RekorBundle != "" {
+		ann[AnnotationRekorBundle] = sig.RekorBundle
+	}
 	return ann
 }
 

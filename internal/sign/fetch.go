@@ -146,7 +146,7 @@ func (v *Verifier) verifyLegacyImage(img v1.Image, d v1.Hash, f *Found) (bool, [
 		if err != nil {
 			return false, nil, fmt.Errorf("layer %s: %w", l.Digest, err)
 		}
-		err = v.VerifyLegacy(p, l.Annotations[AnnotationSignature], l.Annotations[AnnotationCertificate], d)
+		err = v.VerifyLegacyLayer(p, l.Annotations, d)
 		if err == nil {
 			return true, nil, nil
 		}

@@ -183,3 +183,31 @@ func TestRekorDown(t *testing.T) {
 	_, err = New(Options{Key: k, RekorURL: "rekor.example.test"})
 	assert.ErrorContains(t, err, "want https://HOST")
 }
+
+// TestKeylessLegacyWithRekor: a legacy signature carries its log entry
+// as cosign's dev.sigstore.cosign/bundle annotation, and verify accepts
+// it by that entry, without --insecure-ignore-tlog; a root naming another
+// log, or the annotation dropped, is refused.
+func TestKeylessLegacyWithRekor(t *testing.T) {
+	iss := newIssuer(t)
+	f, fsrv := newFulcio(t, iss)
+	r, rsrv := newRekor(t)
+	s, err := New(Options{IDToken: iss.token(t, testIdentity, time.Now().Add(time.Hour)), FulcioURL: fsrv.URL, RekorURL: rsrv.URL, Transport: noWaitRetries(t, 2)})
+	require.NoError(t, err)
+	l, err := s.Legacy(context.Background(), "registry.example.test/group/helper", subject)
+	require.NoError(t, err)
+	require.NotEmpty(t, l.RekorBundle, "the entry is recorded")
+	ann := legacyAnnotations(l)
+	assert.Equal(t, l.RekorBundle, ann[AnnotationRekorBundle])
+
+	v, err := NewVerifier(Policy{Identity: testIdentity, Issuer: testIssuer, TrustedRoot: trustedRootWithLog(t, f, r)})
+	require.NoError(t, err)
+	assert.NoError(t, v.VerifyLegacyLayer(l.Payload, ann, subject))
+	without := map[string]string{AnnotationSignature: ann[AnnotationSignature], AnnotationCertificate: ann[AnnotationCertificate]}
+	assert.Error(t, v.VerifyLegacyLayer(l.Payload, without, subject), "without the entry nothing vouches for the signing time")
+
+	otherLog, _ := newRekor(t)
+	v, err = NewVerifier(Policy{Identity: testIdentity, Issuer: testIssuer, TrustedRoot: trustedRootWithLog(t, f, otherLog)})
+	require.NoError(t, err)
+	assert.Error(t, v.VerifyLegacyLayer(l.Payload, ann, subject), "a root naming another log")
+}

@@ -148,6 +148,9 @@ type Legacy struct {
 	Signature []byte // raw; base64 in the layer's annotation
 	CertPEM   []byte
 	ChainPEM  []byte
+	// RekorBundle is the transparency log's entry of the signature, as
+	// cosign's AnnotationRekorBundle; "" without a log.
+	RekorBundle string
 }
 
 // Legacy signs the manifest digest of image (a repository) as cosign sign
@@ -162,6 +165,11 @@ func (s *Signer) Legacy(ctx context.Context, image string, subject v1.Hash) (Leg
 		return Legacy{}, fmt.Errorf("sign %s@%s: %w", image, subject, err)
 	}
 	out := Legacy{Payload: p, Signature: b.GetMessageSignature().GetSignature()}
+	if es := b.GetVerificationMaterial().GetTlogEntries(); len(es) > 0 {
+		if out.RekorBundle, err = rekorAnnotation(es[0]); err != nil {
+			return Legacy{}, fmt.Errorf("sign %s@%s: %w", image, subject, err)
+		}
+	}
 	if c := b.GetVerificationMaterial().GetCertificate(); c != nil {
 		out.CertPEM = derToPEM(c.GetRawBytes())
 	}

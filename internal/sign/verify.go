@@ -15,6 +15,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
+	protorekor "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
 	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	sgverify "github.com/sigstore/sigstore-go/pkg/verify"
@@ -121,9 +122,20 @@ func (v *Verifier) VerifyBundle(bundleJSON []byte, subject v1.Hash) error {
 // base64 signature (and certificate, keyless) over the simple-signing
 // payload, and that the payload names subject.
 func (v *Verifier) VerifyLegacy(layerPayload []byte, sigB64, certPEM string, subject v1.Hash) error {
-	sig, err := base64.StdEncoding.DecodeString(sigB64)
+	return v.VerifyLegacyLayer(layerPayload, map[string]string{AnnotationSignature: sigB64, AnnotationCertificate: certPEM}, subject)
+}
+
+// VerifyLegacyLayer is VerifyLegacy of a layer with its annotations: the
+// signature, certificate and, if there is one, the transparency log's
+// entry (cosign's AnnotationRekorBundle, which vouches for the time).
+func (v *Verifier) VerifyLegacyLayer(layerPayload []byte, ann map[string]string, subject v1.Hash) error {
+	sig, err := base64.StdEncoding.DecodeString(ann[AnnotationSignature])
 	if err != nil {
 		return fmt.Errorf("signature annotation is not base64: %w", err)
+	}
+	entry, err := tlogEntry(ann[AnnotationRekorBundle])
+	if err != nil {
+		return err
 	}
 	sum := sha256.Sum256(layerPayload)
 	pb := &protobundle.Bundle{
@@ -134,12 +146,22 @@ func (v *Verifier) VerifyLegacy(layerPayload []byte, sigB64, certPEM string, sub
 		}},
 		VerificationMaterial: &protobundle.VerificationMaterial{Content: &protobundle.VerificationMaterial_PublicKey{PublicKey: &protocommon.PublicKeyIdentifier{}}},
 	}
-	if certPEM != "" {
+	if entry != nil {
+		// An entry with a signed timestamp and no inclusion proof: what a
+		// bundle v0.1 holds.
+		pb.MediaType = mediaTypeBundleV01
+		pb.VerificationMaterial.TlogEntries = []*protorekor.TransparencyLogEntry{entry}
+	}
+	if certPEM := ann[AnnotationCertificate]; certPEM != "" {
 		block, _ := pem.Decode([]byte(certPEM))
 		if block == nil {
 			return errors.New("certificate annotation is not PEM")
 		}
 		pb.VerificationMaterial.Content = &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: block.Bytes}}
+		if entry != nil {
+			pb.VerificationMaterial.Content = &protobundle.VerificationMaterial_X509CertificateChain{X509CertificateChain: &protocommon.X509CertificateChain{
+				Certificates: []*protocommon.X509Certificate{{RawBytes: block.Bytes}}}}
+		}
 	}
 	b, err := sgbundle.NewBundle(pb)
 	if err != nil {
@@ -168,3 +190,7 @@ func MarshalBundle(bundleJSON []byte) ([]byte, error) {
 }
 
 var timeZero time.Time
+
+// mediaTypeBundleV01 is a Sigstore bundle v0.1, whose log entries carry a
+// signed entry timestamp rather than an inclusion proof.
+const mediaTypeBundleV01 = "application/vnd.dev.sigstore.bundle+json;version=0.1"
