@@ -133,12 +133,13 @@ var commandImports = []string{
 // maxCommandImports and maxCommandLines hold the command thin: it turns
 // flags and environment into a request and prints the report. The line
 // limit was 1,800 when issue 23 left the command at 1,719 lines; the index
-// command, --help examples on every command and the signing flags (key
-// files, env:// keys, verify's identity flags) added lines that are flags,
-// environment or printing, so it is 2,100: still far below the 3,047 lines
-// the command had while it orchestrated. Growth past it means moving code
-// into release, not raising it again.
+// command, --help examples on every command and the signing flags added
+// lines that are flags, environment or printing, and it was raised to
+// 2,100. Moving the signing key and verify's key/trusted-root file reads
+// into release (issue 29) took the command from 2,075 to 2,042 lines, so
+// it is 2,070: what remains and a small margin. Growth past it means
+// moving code into release, not raising it again.
 const (
 	maxCommandImports = 6
-	maxCommandLines   = 2100
+	maxCommandLines   = 2070
 )

@@ -95,6 +95,37 @@ func TestSignCosignAgrees(t *testing.T) {
 		})
 	}
 
+	s.step(t, "helperbuild push --sign-format legacy-referrer where sha256-<hex> resolves to the image (GitLab's): no fallback tag, the .sig tag beside it", func(t *testing.T) {
+		gitlab := resolvingProxy(t, s.plain)
+		repo := "e2e/signed-gitlab"
+		img := s.configFreePush(t, &registry{Host: gitlab}, base, repo, exampleVersion, s.helperbuildEnv(t, "COSIGN_PASSWORD="+password),
+			"--sign", "--sign-key", key, "--sign-format", "legacy-referrer", "--sign-tlog", "none", "--insecure-registry", gitlab)
+		sigTags := 0
+		for _, tag := range listTags(t, s.plain, repo) {
+			assert.True(t, tag == exampleVersion || strings.HasSuffix(tag, ".sig"), "no fallback tag: %s", tag)
+			if strings.HasSuffix(tag, ".sig") {
+				sigTags++
+			}
+		}
+		formats := map[string]int{}
+		for _, sg := range img.Meta.Signatures {
+			formats[sg.Format]++
+		}
+		assert.Equal(t, sigTags, formats["legacy"], "one .sig tag per signed manifest")
+		assert.Equal(t, formats["legacy"], formats["legacy-referrer"], "each manifest's referrer and .sig image")
+		for _, sg := range img.Meta.Signatures {
+			if sg.Format == "legacy-referrer" {
+				m := inspectManifest(t, s.plain, repo+"@"+sg.Digest)
+				assert.Contains(t, m, `"artifactType":"application/vnd.dev.cosign.artifact.sig.v1+json"`, "the referrer is in the registry by digest")
+			}
+		}
+		// Plain cosign verify reads the .sig tag; so does helperbuild verify.
+		cosignVerify(t, s.plain.ref(repo+"@"+img.Digest.String()))
+		res := s.helperbuild(t, s.exampleDir(t), s.helperbuildEnv(t), "verify", "--signature", "--key", pub,
+			"--platforms", platformList(targets), "--insecure-registry", gitlab, img.ref())
+		assert.Zero(t, res.ExitCode, "%s", res)
+	})
+
 	for _, format := range []string{"bundle", "legacy", "legacy-referrer"} {
 		s.step(t, "cosign sign --recursive ("+format+"): helperbuild verify --signature accepts it, refuses another key", func(t *testing.T) {
 			repo := "e2e/cosign-signed-" + format
@@ -178,4 +209,14 @@ func assertSignatureReferrers(t *testing.T, reg *registry, repo string, img push
 		require.NoError(t, json.Unmarshal(m.Manifest, &got))
 		assert.Equal(t, "application/vnd.dev.cosign.artifact.sig.v1+json", got.ArtifactType)
 	}
+}
+
+// inspectManifest is the raw manifest of reg's repo@digest.
+func inspectManifest(t *testing.T, reg *registry, ref string) string {
+	t.Helper()
+	d, err := name.NewDigest(reg.ref(ref), name.Insecure)
+	require.NoError(t, err)
+	m, err := remote.Get(d)
+	require.NoError(t, err)
+	return string(m.Manifest)
 }
