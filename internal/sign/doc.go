@@ -6,7 +6,8 @@
 // either of cosign's formats: a Sigstore bundle v0.3 (a DSSE envelope of an
 // in-toto statement, predicate https://sigstore.dev/cosign/sign/v1) wrapped
 // as an OCI 1.1 referrer, or cosign's legacy simple-signing layer for the
-// sha256-<hex>.sig tag. Where those go is publish's business. A Verifier
+// sha256-<hex>.sig tag or for its OCI 1.1 referrer form (with the Rekor
+// entry as cosign's annotation). Where those go is publish's business. A Verifier
 // checks both formats against a public key or a certificate identity and
 // a trusted root, offline. Nothing here reads the environment.
 package sign
