@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
@@ -22,6 +23,12 @@ type SBOMSpec struct {
 	Base Base
 	// Binaries are the Go executables helperbuild put into the image.
 	Binaries []Binary
+	// BaseBinaries are the Go executables the base holds that the image
+	// still holds (BaseScan.Binaries less the paths the image's own layers
+	// write); BaseSkipped the base's ELF executables BaseScan did not read.
+	// Both need a base.
+	BaseBinaries []Binary
+	BaseSkipped  []string
 	// OS is what the base's os-release and package database say (ReadOS);
 	// zero when the base has neither.
 	OS OS
@@ -35,7 +42,7 @@ type SBOMSpec struct {
 // document DESCRIBES the image; the image is DESCENDANT_OF its base,
 // CONTAINS the base's operating system (which CONTAINS the OS packages;
 // without an os-release the image CONTAINS them itself) and CONTAINS each
-// binary; each binary DEPENDS_ON the modules compiled into it and on the Go
+// binary; the base CONTAINS each of its Go binaries; each binary DEPENDS_ON the modules compiled into it and on the Go
 // standard library. Packages shared by several binaries appear once.
 //
 // The output is a pure function of spec: element IDs and the document
@@ -58,6 +65,9 @@ func SBOM(spec SBOMSpec) ([]byte, error) {
 	})
 	b.relate(spdxDocumentID, "DESCRIBES", imgID)
 
+	if spec.Base.none() && len(spec.BaseBinaries)+len(spec.BaseSkipped) > 0 {
+		return nil, fmt.Errorf("SBOM of %s: base binaries without a base", im.label())
+	}
 	if !spec.Base.none() {
 		bp, err := spec.Base.purl(p)
 		if err != nil {
@@ -69,22 +79,18 @@ func SBOM(spec SBOMSpec) ([]byte, error) {
 			Checksums:             digestChecksum(spec.Base.Digest),
 			ExternalRefs:          purlRef(bp),
 			PrimaryPackagePurpose: "CONTAINER",
+			Comment:               skippedComment(spec.BaseSkipped),
 		})
 		b.relate(imgID, "DESCENDANT_OF", baseID)
+		if err := b.addBinaries(baseID, "base-binary|", spec.BaseBinaries); err != nil {
+			return nil, fmt.Errorf("SBOM of %s: base: %w", im.label(), err)
+		}
 	}
 
 	b.addOS(imgID, spec.OS)
 
-	bins := slices.Clone(spec.Binaries)
-	slices.SortFunc(bins, func(x, y Binary) int { return strings.Compare(x.Path, y.Path) })
-	for i, bin := range bins {
-		if err := bin.check(); err != nil {
-			return nil, fmt.Errorf("SBOM of %s: %w", im.label(), err)
-		}
-		if i > 0 && bins[i-1].Path == bin.Path {
-			return nil, fmt.Errorf("SBOM of %s: binary %s given twice", im.label(), bin.Path)
-		}
-		b.addBinary(imgID, bin)
+	if err := b.addBinaries(imgID, "binary|", spec.Binaries); err != nil {
+		return nil, fmt.Errorf("SBOM of %s: %w", im.label(), err)
 	}
 
 	creator := "Tool: helperbuild"
@@ -189,16 +195,42 @@ func (b *sbomBuilder) addOS(imgID string, os OS) {
 	}
 }
 
+// addBinaries adds bins, sorted by path, each CONTAINed by parentID under
+// a key with prefix.
+func (b *sbomBuilder) addBinaries(parentID, prefix string, bins []Binary) error {
+	bins = slices.Clone(bins)
+	slices.SortFunc(bins, func(x, y Binary) int { return strings.Compare(x.Path, y.Path) })
+	for i, bin := range bins {
+		if err := bin.check(); err != nil {
+			return err
+		}
+		if i > 0 && bins[i-1].Path == bin.Path {
+			return fmt.Errorf("binary %s given twice", bin.Path)
+		}
+		b.addBinary(parentID, prefix, bin)
+	}
+	return nil
+}
+
+// skippedComment says which ELF executables of the base were not read.
+func skippedComment(paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Go binaries not looked for in %d ELF executables over helperbuild's bounds (%d MiB each, %d binaries): %s",
+		len(paths), elfcheck.MaxBaseBinarySize>>20, elfcheck.MaxBaseGoBinaries, strings.Join(paths, " "))
+}
+
 // addBinary adds bin, the modules compiled into it (sorted by path and
 // version) and its Go standard library.
-func (b *sbomBuilder) addBinary(imgID string, bin Binary) {
+func (b *sbomBuilder) addBinary(parentID, prefix string, bin Binary) {
 	bi := bin.Info
 	bp := binaryPurl(bi)
 	name := bi.Path
 	if name == "" {
 		name = bin.Path
 	}
-	binID := b.add("Application", bin.Path, "binary|"+bin.Path, spdxPackage{
+	binID := b.add("Application", bin.Path, prefix+bin.Path, spdxPackage{
 		Name:                  name,
 		VersionInfo:           mainVersion(bi),
 		PackageFileName:       bin.Path,
@@ -206,7 +238,7 @@ func (b *sbomBuilder) addBinary(imgID string, bin Binary) {
 		ExternalRefs:          purlRef(bp),
 		PrimaryPackagePurpose: "APPLICATION",
 	})
-	b.relate(imgID, "CONTAINS", binID)
+	b.relate(parentID, "CONTAINS", binID)
 
 	mods := make([]goModule, 0, len(bi.Deps))
 	for _, d := range bi.Deps {

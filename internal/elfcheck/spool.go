@@ -8,6 +8,15 @@ import (
 	"os"
 )
 
+// Bounds of the search for Go binaries in a base image's layers, shared by
+// the SBOM (which lists them) and verify (which checks it does): an ELF
+// executable larger than MaxBaseBinarySize is not spooled, and after
+// MaxBaseGoBinaries Go binaries in stream order no more are read.
+const (
+	MaxBaseBinarySize = 512 << 20
+	MaxBaseGoBinaries = 1000
+)
+
 // SpoolELF reads the first bytes of r; when they are the ELF magic it copies
 // the whole file to a temporary file in dir (os.TempDir when empty), calls fn
 // with it and removes it. Other contents are skipped without reading further.

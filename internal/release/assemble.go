@@ -51,7 +51,7 @@ func newAssembler(plan *recipe.Plan, units [][]unit, b *bases, binDir string, ca
 		images: make([][]v1.Image, len(units)), checks: make([][][]verify.Check, len(units)),
 		binaries: make([]int, len(plan.Platforms)), compiles: make([]bool, len(plan.Platforms)),
 		attests: make([][]*Attestation, len(units))}
-	a.flat.readOS = at != nil
+	a.flat.readOS, a.flat.tempDir = at != nil, opts.TempDir
 	for i := range units {
 		a.images[i] = make([]v1.Image, len(units[i]))
 		a.checks[i] = make([][]verify.Check, len(units[i]))
@@ -259,16 +259,32 @@ func (a *assembler) attestUnit(ctx context.Context, i, j int, img v1.Image, entr
 	u := a.units[i][j]
 	f := unitFacts{name: a.plan.Images[i].Name, binDir: a.binDir, entries: entries}
 	if u.base != nil {
-		os, err := a.flat.osOf(ctx, u.baseDig, u.base)
+		os, bins, skipped, err := a.flat.contents(ctx, u.baseDig, u.base)
 		if err != nil {
 			return nil, err
 		}
-		f.os = os
+		f.os, f.baseBins, f.baseSkipped = os, notWritten(bins, entries), skipped
 		ba := a.bases.get(u.baseRef)
 		f.base = attest.Base{Ref: pinnedName(ba), Digest: u.baseDig,
 			Layout: ba != nil && (ba.Ref.Transport == imageref.Layout || ba.Ref.Transport == imageref.Archive)}
 	}
 	return a.attest.attestUnit(img, u.platform, f)
+}
+
+// notWritten are the base binaries whose paths entries (the unit's own
+// layers) do not write: the image holds those.
+func notWritten(bins []attest.Binary, entries []rootfs.Entry) []attest.Binary {
+	written := map[string]bool{}
+	for _, e := range entries {
+		written[e.Path] = true
+	}
+	var out []attest.Binary
+	for _, b := range bins {
+		if !written[b.Path] {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // checked gives verify.Index the checks verifyPlatform ran on image i's

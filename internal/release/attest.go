@@ -229,6 +229,9 @@ type unitFacts struct {
 	os      attest.OS
 	binDir  string
 	entries []rootfs.Entry // every entry the unit's layers hold, placed
+
+	baseBins    []attest.Binary // the base's Go binaries the image still holds
+	baseSkipped []string        // the base's ELF executables not read
 }
 
 // attestUnit writes the attestations of the platform image img.
@@ -261,7 +264,7 @@ func (a *attestor) attestUnit(img v1.Image, p v1.Platform, f unitFacts) (*Attest
 		bins = append(bins, b)
 	}
 	doc, err := attest.SBOM(attest.SBOMSpec{Image: im, Base: f.base, Binaries: bins, OS: f.os,
-		Created: a.created, ToolVersion: a.opts.HelperbuildVersion})
+		BaseBinaries: f.baseBins, BaseSkipped: f.baseSkipped, Created: a.created, ToolVersion: a.opts.HelperbuildVersion})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,17 +46,24 @@ func alpineLike(t *testing.T, archs ...string) string {
 // alpineIndex is alpineLike's index.
 func alpineIndex(t *testing.T, archs ...string) v1.ImageIndex {
 	t.Helper()
+	return alpineIndexWith(t, nil, archs...)
+}
+
+// alpineIndexWith is alpineIndex with extra entries in each layer.
+func alpineIndexWith(t *testing.T, extra []tartest.Entry, archs ...string) v1.ImageIndex {
+	t.Helper()
 	var idx v1.ImageIndex = empty.Index
 	for _, a := range archs {
 		p, err := platform.Parse(a)
 		require.NoError(t, err)
-		l, err := tarball.LayerFromReader(bytes.NewReader(tartest.Bytes(t,
+		entries := append([]tartest.Entry{
 			tartest.Dir("etc/", 0o755),
 			tartest.Symlink("etc/os-release", "../usr/lib/os-release"),
 			tartest.File("usr/lib/os-release", 0o644, []byte("ID=alpine\nVERSION_ID=3.20.3\n")),
 			tartest.File("lib/apk/db/installed", 0o644, []byte("P:musl\nV:1.2.5-r0\nA:"+p.Architecture+"\nL:MIT\no:musl\n\n")),
 			tartest.Dir("usr/bin/", 0o755),
-		)))
+		}, extra...)
+		l, err := tarball.LayerFromReader(bytes.NewReader(tartest.Bytes(t, entries...)))
 		require.NoError(t, err)
 		img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant, RootFS: v1.RootFS{Type: "layers"}})
 		require.NoError(t, err)
@@ -220,4 +229,70 @@ func TestAttestedLayoutBaseIsPortable(t *testing.T) {
 		}
 	}
 	assert.Equal(t, digests[0], digests[1])
+}
+
+// A Go binary of the base is in the SBOM with its modules, contained in
+// the base package, unless the image's own layer writes its path.
+func TestBuildListsBaseGoBinaries(t *testing.T) {
+	dir := module(t)
+	bin := filepath.Join(t.TempDir(), "lfs")
+	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./cmd/hello")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	lfs, err := os.ReadFile(bin)
+	require.NoError(t, err)
+
+	host := testkit.Registry(t)
+	base := host + "/base/alpine-lfs:3"
+	r, err := name.ParseReference(base)
+	require.NoError(t, err)
+	require.NoError(t, remote.WriteIndex(r, alpineIndexWith(t, []tartest.Entry{
+		tartest.File("usr/bin/git-lfs", 0o755, lfs),
+		tartest.File("usr/bin/hello", 0o755, lfs), // the image's binary replaces it
+	}, "linux/amd64", "linux/arm64")))
+
+	res, err := Build(context.Background(), attestPlan(t, base), attestOptions(t, AttestIndex))
+	require.NoError(t, err)
+	for _, p := range res.Images[0].Platforms {
+		var doc struct {
+			Predicate struct {
+				Packages []struct {
+					SPDXID, Name, PackageFileName, PrimaryPackagePurpose string
+				} `json:"packages"`
+				Relationships []struct {
+					From string `json:"spdxElementId"`
+					Type string `json:"relationshipType"`
+					To   string `json:"relatedSpdxElement"`
+				} `json:"relationships"`
+			} `json:"predicate"`
+		}
+		require.NoError(t, json.Unmarshal(p.Attestation.SBOM.JSON, &doc))
+		apps := map[string]string{} // packageFileName -> SPDXID
+		var baseID string
+		for _, pk := range doc.Predicate.Packages {
+			if pk.PrimaryPackagePurpose == "APPLICATION" {
+				apps[pk.PackageFileName] = pk.SPDXID
+			}
+			if pk.Name == base {
+				baseID = pk.SPDXID
+			}
+		}
+		require.Contains(t, apps, "/usr/bin/git-lfs", "the base's Go binary")
+		require.NotEmpty(t, baseID)
+		contained := map[string]string{} // SPDXID -> container
+		for _, rel := range doc.Predicate.Relationships {
+			if rel.Type == "CONTAINS" {
+				contained[rel.To] = rel.From
+			}
+		}
+		assert.Equal(t, baseID, contained[apps["/usr/bin/git-lfs"]], "contained in the base package")
+		assert.Len(t, apps, 2, "git-lfs and the image's own binary, not the base's binary it replaced: %v", apps)
+		for path, id := range apps {
+			if path != "/usr/bin/git-lfs" {
+				assert.NotEqual(t, baseID, contained[id], "%s is the image's own", path)
+			}
+		}
+	}
 }

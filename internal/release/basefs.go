@@ -1,8 +1,10 @@
 package release
 
 import (
+	"archive/tar"
 	"context"
 	"fmt"
+	"io"
 	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -15,19 +17,23 @@ import (
 // digest, so the platforms of several images that share a base read its
 // layers once. The zero value is ready to use.
 type flatBases struct {
-	// readOS also reads each base's os-release and package database (for
-	// the SBOM) from the same pass over its layers.
-	readOS bool
+	// readOS also reads each base's os-release and package database and
+	// finds its Go binaries (for the SBOM) in the same pass over its layers,
+	// spooling ELF files to tempDir.
+	readOS  bool
+	tempDir string
 
 	mu sync.Mutex
 	m  map[v1.Hash]*flatBase
 }
 
 type flatBase struct {
-	once sync.Once
-	fs   *rootfs.FS
-	os   attest.OS
-	err  error
+	once    sync.Once
+	fs      *rootfs.FS
+	os      attest.OS
+	bins    []attest.Binary // Go binaries, with readOS
+	skipped []string        // ELF executables not read for Go binaries
+	err     error
 }
 
 // get returns the flattened filesystem of img, whose manifest digest is dig.
@@ -36,11 +42,11 @@ func (b *flatBases) get(ctx context.Context, dig v1.Hash, img v1.Image) (*rootfs
 	return fb.fs, fb.err
 }
 
-// osOf is what the base's os-release and package database say; zero
-// unless readOS.
-func (b *flatBases) osOf(ctx context.Context, dig v1.Hash, img v1.Image) (attest.OS, error) {
+// contents is what the base's os-release and package database say and
+// its Go binaries; zero unless readOS.
+func (b *flatBases) contents(ctx context.Context, dig v1.Hash, img v1.Image) (attest.OS, []attest.Binary, []string, error) {
 	fb := b.flat(ctx, dig, img)
-	return fb.os, fb.err
+	return fb.os, fb.bins, fb.skipped, fb.err
 }
 
 func (b *flatBases) flat(ctx context.Context, dig v1.Hash, img v1.Image) *flatBase {
@@ -60,20 +66,30 @@ func (b *flatBases) flat(ctx context.Context, dig v1.Hash, img v1.Image) *flatBa
 			fb.err = fmt.Errorf("base %s layers: %w", dig, err)
 			return
 		}
-		var keep func(string) bool
-		if b.readOS {
-			keep = attest.OSFile
-		}
-		fs, kept, err := rootfs.FlattenKeeping(ctx, layers, keep)
-		if err != nil {
-			fb.err = fmt.Errorf("base %s: %w", dig, err)
+		if !b.readOS {
+			fb.fs, fb.err = rootfs.Flatten(ctx, layers)
+			if fb.err != nil {
+				fb.err = fmt.Errorf("base %s: %w", dig, fb.err)
+			}
 			return
 		}
-		fb.fs = fs
-		if b.readOS {
-			if fb.os, err = attest.ReadOSKept(ctx, fs, kept, layers); err != nil {
-				fb.err = fmt.Errorf("base %s: %w", dig, err)
+		// One pass: keep the package databases, spool the ELF executables.
+		kept := map[rootfs.Source][]byte{}
+		scan := attest.BaseScan{TempDir: b.tempDir}
+		fs, err := rootfs.FlattenEach(ctx, layers, func(src rootfs.Source, p string, hdr *tar.Header, r io.Reader) error {
+			if attest.OSFile(p) && hdr.Size <= rootfs.MaxKept {
+				data, err := io.ReadAll(r)
+				kept[src] = data
+				return err
 			}
+			return scan.Visit(src, p, hdr, r)
+		})
+		if err == nil {
+			fb.fs, fb.bins, fb.skipped = fs, scan.Binaries(fs), scan.Skipped()
+			fb.os, err = attest.ReadOSKept(ctx, fs, kept, layers)
+		}
+		if err != nil {
+			fb.err = fmt.Errorf("base %s: %w", dig, err)
 		}
 	})
 	return fb

@@ -27,26 +27,48 @@ const MaxKept = 16 << 20
 // at the end is for the FS to say (Resolve gives the Source that counts);
 // the map may hold files a later layer replaced. keep nil keeps nothing.
 func FlattenKeeping(ctx context.Context, layers []v1.Layer, keep func(path string) bool) (*FS, map[Source][]byte, error) {
-	f := New()
 	kept := map[Source][]byte{}
-	for i, l := range layers {
-		err := EachEntry(ctx, l, func(seq int, hdr *tar.Header, r io.Reader) error {
-			f.Add(i, seq, hdr)
-			if keep == nil || (hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA) || hdr.Size > MaxKept || !keep(Clean(hdr.Name)) {
+	var each func(Source, string, *tar.Header, io.Reader) error
+	if keep != nil {
+		each = func(src Source, p string, hdr *tar.Header, r io.Reader) error {
+			if hdr.Size > MaxKept || !keep(p) {
 				return nil
 			}
 			data, err := io.ReadAll(io.LimitReader(r, MaxKept))
 			if err != nil {
 				return err
 			}
-			kept[Source{i, seq}] = data
+			kept[src] = data
 			return nil
-		})
-		if err != nil {
-			return nil, nil, fmt.Errorf("layer %d: %w", i, err)
 		}
 	}
+	f, err := FlattenEach(ctx, layers, each)
+	if err != nil {
+		return nil, nil, err
+	}
 	return f, kept, nil
+}
+
+// FlattenEach is Flatten that also hands every regular file, from the same
+// single pass, to fn with its Source, cleaned path, header and contents (fn
+// may leave them unread). As with FlattenKeeping, a file fn sees may be
+// replaced by a later layer: the FS says which Source counts. fn nil is
+// Flatten.
+func FlattenEach(ctx context.Context, layers []v1.Layer, fn func(src Source, path string, hdr *tar.Header, r io.Reader) error) (*FS, error) {
+	f := New()
+	for i, l := range layers {
+		err := EachEntry(ctx, l, func(seq int, hdr *tar.Header, r io.Reader) error {
+			f.Add(i, seq, hdr)
+			if fn == nil || (hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA) { //nolint:staticcheck // old archives
+				return nil
+			}
+			return fn(Source{i, seq}, Clean(hdr.Name), hdr, r)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("layer %d: %w", i, err)
+		}
+	}
+	return f, nil
 }
 
 // ReadSources streams only the layers holding the wanted sources and calls
