@@ -2,10 +2,8 @@ package attest
 
 import (
 	"archive/tar"
-	"debug/buildinfo"
-	"fmt"
+	"errors"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -15,14 +13,15 @@ import (
 
 // BaseScan finds the Go binaries of a base image in the pass that flattens
 // it: give Visit to rootfs.FlattenEach, then ask Binaries. Only executable
-// regular files are looked at; each one that starts with the ELF magic is
-// spooled, one at a time, to TempDir and its build info read with
-// debug/buildinfo. Files over elfcheck.MaxBaseBinarySize and Go binaries
-// past the first elfcheck.MaxBaseGoBinaries are not read: Skipped says
-// which. The zero value spools to os.TempDir. Not safe for concurrent use.
+// regular files are looked at; the build info of each ELF file among them
+// is read from the stream (elfcheck.InfoStreamer: nothing spooled, no file
+// held, so the pass costs little more than the flattening). A binary's
+// SHA256 is not computed. Go binaries past the first
+// elfcheck.MaxBaseGoBinaries, and those whose build info is in the pre-Go
+// 1.18 format, are not read: Skipped says which. The zero value is ready;
+// not safe for concurrent use.
 type BaseScan struct {
-	TempDir string
-
+	info    elfcheck.InfoStreamer
 	found   map[rootfs.Source]Binary
 	order   int      // Go binaries found, replaced ones included
 	skipped []string // paths, in stream order
@@ -33,28 +32,27 @@ func (s *BaseScan) Visit(src rootfs.Source, p string, hdr *tar.Header, r io.Read
 	if hdr.Mode&0o111 == 0 {
 		return nil
 	}
-	if hdr.Size > elfcheck.MaxBaseBinarySize || s.order >= elfcheck.MaxBaseGoBinaries {
+	if s.order >= elfcheck.MaxBaseGoBinaries {
 		magic := make([]byte, 4)
 		if n, _ := io.ReadFull(r, magic); elfcheck.IsELF(magic[:n]) {
 			s.skipped = append(s.skipped, p)
 		}
 		return nil
 	}
-	return elfcheck.SpoolELF(r, s.TempDir, func(f *os.File) error {
-		if _, err := buildinfo.Read(f); err != nil {
-			return nil // not a Go binary, or one whose build info says nothing
-		}
-		b, err := ReadBinary(p, f, hdr.Size)
-		if err != nil {
-			return fmt.Errorf("base: %w", err)
-		}
-		if s.found == nil {
-			s.found = map[rootfs.Source]Binary{}
-		}
-		s.found[src] = b
-		s.order++
+	bi, err := s.info.Read(r)
+	if errors.Is(err, elfcheck.ErrOldBuildInfo) {
+		s.skipped = append(s.skipped, p)
 		return nil
-	})
+	}
+	if err != nil || bi == nil {
+		return err
+	}
+	if s.found == nil {
+		s.found = map[rootfs.Source]Binary{}
+	}
+	s.found[src] = Binary{Path: p, Info: bi}
+	s.order++
+	return nil
 }
 
 // Binaries are the Go binaries Visit found that fs (the base's flattened
@@ -76,6 +74,6 @@ func (s *BaseScan) Binaries(fs *rootfs.FS) []Binary {
 	return out
 }
 
-// Skipped are the ELF executables Visit did not read (too large, or past
-// the count bound), in the order met.
+// Skipped are the ELF executables Visit did not read (past the count
+// bound, or with pre-1.18 build info), in the order met.
 func (s *BaseScan) Skipped() []string { return slices.Clone(s.skipped) }

@@ -17,7 +17,8 @@ type Binary struct {
 	Path string
 	// Info is its Go build info (debug/buildinfo).
 	Info *debug.BuildInfo
-	// SHA256 is the digest of the file's bytes.
+	// SHA256 is the digest of the file's bytes; zero for a base's binary
+	// (BaseScan), which the base's digest pins.
 	SHA256 v1.Hash
 }
 
@@ -52,13 +53,14 @@ func OpenBinary(pathInImage, file string) (Binary, error) {
 	return ReadBinary(pathInImage, f, st.Size())
 }
 
-func (b Binary) check() error {
+// check says what b lacks; hashed: its SHA256 too.
+func (b Binary) check(hashed bool) error {
 	switch {
 	case b.Path == "":
 		return fmt.Errorf("binary without a path in the image")
 	case b.Info == nil:
 		return fmt.Errorf("binary %s: no build info", b.Path)
-	case b.SHA256 == (v1.Hash{}):
+	case hashed && b.SHA256 == (v1.Hash{}):
 		return fmt.Errorf("binary %s: no SHA256", b.Path)
 	}
 	return nil

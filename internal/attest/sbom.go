@@ -25,8 +25,8 @@ type SBOMSpec struct {
 	Binaries []Binary
 	// BaseBinaries are the Go executables the base holds that the image
 	// still holds (BaseScan.Binaries less the paths the image's own layers
-	// write); BaseSkipped the base's ELF executables BaseScan did not read.
-	// Both need a base.
+	// write), with or without SHA256; BaseSkipped the base's ELF
+	// executables BaseScan did not read. Both need a base.
 	BaseBinaries []Binary
 	BaseSkipped  []string
 	// OS is what the base's os-release and package database say (ReadOS);
@@ -82,14 +82,14 @@ func SBOM(spec SBOMSpec) ([]byte, error) {
 			Comment:               skippedComment(spec.BaseSkipped),
 		})
 		b.relate(imgID, "DESCENDANT_OF", baseID)
-		if err := b.addBinaries(baseID, "base-binary|", spec.BaseBinaries); err != nil {
+		if err := b.addBinaries(baseID, "base-binary|", spec.BaseBinaries, false); err != nil {
 			return nil, fmt.Errorf("SBOM of %s: base: %w", im.label(), err)
 		}
 	}
 
 	b.addOS(imgID, spec.OS)
 
-	if err := b.addBinaries(imgID, "binary|", spec.Binaries); err != nil {
+	if err := b.addBinaries(imgID, "binary|", spec.Binaries, true); err != nil {
 		return nil, fmt.Errorf("SBOM of %s: %w", im.label(), err)
 	}
 
@@ -196,12 +196,12 @@ func (b *sbomBuilder) addOS(imgID string, os OS) {
 }
 
 // addBinaries adds bins, sorted by path, each CONTAINed by parentID under
-// a key with prefix.
-func (b *sbomBuilder) addBinaries(parentID, prefix string, bins []Binary) error {
+// a key with prefix; hashed says each must have its SHA256.
+func (b *sbomBuilder) addBinaries(parentID, prefix string, bins []Binary, hashed bool) error {
 	bins = slices.Clone(bins)
 	slices.SortFunc(bins, func(x, y Binary) int { return strings.Compare(x.Path, y.Path) })
 	for i, bin := range bins {
-		if err := bin.check(); err != nil {
+		if err := bin.check(hashed); err != nil {
 			return err
 		}
 		if i > 0 && bins[i-1].Path == bin.Path {
@@ -217,8 +217,8 @@ func skippedComment(paths []string) string {
 	if len(paths) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Go binaries not looked for in %d ELF executables over helperbuild's bounds (%d MiB each, %d binaries): %s",
-		len(paths), elfcheck.MaxBaseBinarySize>>20, elfcheck.MaxBaseGoBinaries, strings.Join(paths, " "))
+	return fmt.Sprintf("build info not read from %d ELF executables (pre-Go 1.18 build info, or past %d Go binaries): %s",
+		len(paths), elfcheck.MaxBaseGoBinaries, strings.Join(paths, " "))
 }
 
 // addBinary adds bin, the modules compiled into it (sorted by path and

@@ -8,14 +8,10 @@ import (
 	"os"
 )
 
-// Bounds of the search for Go binaries in a base image's layers, shared by
-// the SBOM (which lists them) and verify (which checks it does): an ELF
-// executable larger than MaxBaseBinarySize is not spooled, and after
-// MaxBaseGoBinaries Go binaries in stream order no more are read.
-const (
-	MaxBaseBinarySize = 512 << 20
-	MaxBaseGoBinaries = 1000
-)
+// MaxBaseGoBinaries bounds the search for Go binaries in a base image's
+// layers, shared by the SBOM (which lists them) and verify (which checks it
+// does): after that many Go binaries in stream order no more are read.
+const MaxBaseGoBinaries = 1000
 
 // SpoolELF reads the first bytes of r; when they are the ELF magic it copies
 // the whole file to a temporary file in dir (os.TempDir when empty), calls fn

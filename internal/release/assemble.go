@@ -51,7 +51,7 @@ func newAssembler(plan *recipe.Plan, units [][]unit, b *bases, binDir string, ca
 		images: make([][]v1.Image, len(units)), checks: make([][][]verify.Check, len(units)),
 		binaries: make([]int, len(plan.Platforms)), compiles: make([]bool, len(plan.Platforms)),
 		attests: make([][]*Attestation, len(units))}
-	a.flat.readOS, a.flat.tempDir = at != nil, opts.TempDir
+	a.flat.readOS = at != nil
 	for i := range units {
 		a.images[i] = make([]v1.Image, len(units[i]))
 		a.checks[i] = make([][]verify.Check, len(units[i]))

@@ -18,10 +18,8 @@ import (
 // layers once. The zero value is ready to use.
 type flatBases struct {
 	// readOS also reads each base's os-release and package database and
-	// finds its Go binaries (for the SBOM) in the same pass over its layers,
-	// spooling ELF files to tempDir.
-	readOS  bool
-	tempDir string
+	// finds its Go binaries (for the SBOM) in the same pass over its layers.
+	readOS bool
 
 	mu sync.Mutex
 	m  map[v1.Hash]*flatBase
@@ -73,9 +71,9 @@ func (b *flatBases) flat(ctx context.Context, dig v1.Hash, img v1.Image) *flatBa
 			}
 			return
 		}
-		// One pass: keep the package databases, spool the ELF executables.
+		// One pass: keep the package databases, read Go build info.
 		kept := map[rootfs.Source][]byte{}
-		scan := attest.BaseScan{TempDir: b.tempDir}
+		var scan attest.BaseScan
 		fs, err := rootfs.FlattenEach(ctx, layers, func(src rootfs.Source, p string, hdr *tar.Header, r io.Reader) error {
 			if attest.OSFile(p) && hdr.Size <= rootfs.MaxKept {
 				data, err := io.ReadAll(r)
