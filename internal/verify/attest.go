@@ -87,7 +87,7 @@ func statementsOf(imgs []v1.Image, from string) ([]statementBlob, error) {
 //
 // alone says the manifest was read by itself (a per-platform tag), not
 // from an index: only its referrers could be asked.
-func attestCheck(digest v1.Hash, annotations map[string]string, statements []statementBlob, bins []elfFile, alone bool) []Check {
+func attestCheck(digest v1.Hash, annotations map[string]string, statements []statementBlob, bins, baseBins []elfFile, alone bool) []Check {
 	f := findings{name: CheckAttest}
 	var sbom, prov *statementBlob
 	for i, s := range statements {
@@ -121,13 +121,17 @@ func attestCheck(digest v1.Hash, annotations map[string]string, statements []sta
 			}
 		}
 	}
+	var base string
 	if sbom != nil {
 		checkSBOMModules(&f, sbom.data, bins)
+		if base = checkSBOMBaseBinaries(&f, sbom.data, baseBins); base != "" {
+			base = "; " + base
+		}
 	}
 	if prov != nil {
 		checkProvenanceBases(&f, prov.data, annotations[specsv1.AnnotationBaseImageDigest])
 	}
-	return f.done(fmt.Sprintf("SBOM and provenance about %s; Go modules and base digests agree with the image", digest))
+	return f.done(fmt.Sprintf("SBOM and provenance about %s; Go modules and base digests agree with the image%s", digest, base))
 }
 
 // checkSubject fails unless the statement's subject is the manifest.
@@ -146,6 +150,7 @@ type spdxDoc struct {
 			VersionInfo     string `json:"versionInfo"`
 			PackageFileName string `json:"packageFileName"`
 			Purpose         string `json:"primaryPackagePurpose"`
+			Comment         string `json:"comment"`
 		} `json:"packages"`
 		Relationships []struct {
 			From string `json:"spdxElementId"`

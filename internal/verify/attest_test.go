@@ -55,6 +55,20 @@ func sbomFor(path string, modules ...string) any {
 	return map[string]any{"spdxVersion": "SPDX-2.3", "packages": pkgs, "relationships": rels}
 }
 
+// withBaseBinary adds to an sbomFor document a base package the image is
+// a DESCENDANT_OF, containing the Go binary at path (with no modules);
+// comment is the base package's.
+func withBaseBinary(doc any, path, comment string) any {
+	d := doc.(map[string]any)
+	d["packages"] = append(d["packages"].([]any),
+		map[string]any{"SPDXID": "SPDXRef-Base", "name": "busybox", "primaryPackagePurpose": "CONTAINER", "comment": comment},
+		map[string]any{"SPDXID": "SPDXRef-BaseBin", "name": "example.com/hello", "packageFileName": path, "primaryPackagePurpose": "APPLICATION"})
+	d["relationships"] = append(d["relationships"].([]any),
+		map[string]any{"spdxElementId": "SPDXRef-Image", "relationshipType": "DESCENDANT_OF", "relatedSpdxElement": "SPDXRef-Base"},
+		map[string]any{"spdxElementId": "SPDXRef-Base", "relationshipType": "CONTAINS", "relatedSpdxElement": "SPDXRef-BaseBin"})
+	return d
+}
+
 // provenanceWith names bases as the build's base images.
 func provenanceWith(bases ...string) any {
 	deps := []any{map[string]any{"uri": "pkg:golang/stdlib@1.26.8", "name": "go1.26.8"}}
@@ -105,8 +119,17 @@ func TestAttestations(t *testing.T) {
 		}
 		return roundTrip(t, idx)
 	}
+	// The base's busybox is the same Go program (no modules): the SBOM
+	// must list it, contained in the base package.
+	const baseBin = "/bin/busybox"
+	sbomGood := func() any { return withBaseBinary(sbomFor(bin, modules...), baseBin, "") }
 	good := func(d v1.Hash) [][]byte {
-		return [][]byte{statementJSON(t, d, attestspec.PredicateSPDX, sbomFor(bin, modules...)), statementJSON(t, d, attestspec.PredicateSLSA, provenanceWith(base))}
+		return [][]byte{statementJSON(t, d, attestspec.PredicateSPDX, sbomGood()), statementJSON(t, d, attestspec.PredicateSLSA, provenanceWith(base))}
+	}
+	withSBOM := func(sbom any) func(d v1.Hash) [][]byte {
+		return func(d v1.Hash) [][]byte {
+			return [][]byte{statementJSON(t, d, attestspec.PredicateSPDX, sbom), good(d)[1]}
+		}
 	}
 	other := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("c", 64)}
 	for _, tc := range []struct {
@@ -118,14 +141,20 @@ func TestAttestations(t *testing.T) {
 		{name: "none", want: []string{"linux/arm64 attestations: no attestations: neither the index nor the registry's referrers hold an SBOM or provenance for "}},
 		{name: "no provenance", statements: func(d v1.Hash) [][]byte { return good(d)[:1] },
 			want: []string{"linux/arm64 attestations: no provenance (in-toto https://slsa.dev/provenance/v1) for "}},
+		{name: "the base's Go binary missing", statements: withSBOM(sbomFor(bin, modules...)),
+			want: []string{"linux/arm64 attestations: " + baseBin + ": Go binary of the base (github.com/helperbuild/helperbuild/internal/verify/testdata/hello) missing from the SBOM"}},
+		{name: "the base's Go binary under another path", statements: withSBOM(withBaseBinary(sbomFor(bin, modules...), "/usr/bin/other", "")),
+			want: []string{"linux/arm64 attestations: " + baseBin + ": Go binary of the base (github.com/helperbuild/helperbuild/internal/verify/testdata/hello) missing from the SBOM"}},
+		{name: "the base's Go binary named as not read", statements: withSBOM(withBaseBinary(sbomFor(bin, modules...), "/usr/bin/other",
+			"build info not read from 1 ELF executables (pre-Go 1.18 build info, or past 1000 Go binaries): "+baseBin))},
 		{name: "about another manifest", statements: func(d v1.Hash) [][]byte {
-			return [][]byte{statementJSON(t, other, attestspec.PredicateSPDX, sbomFor(bin, modules...)), good(d)[1]}
+			return [][]byte{statementJSON(t, other, attestspec.PredicateSPDX, sbomGood()), good(d)[1]}
 		}, want: []string{"linux/arm64 attestations: https://spdx.dev/Document (attestation manifest sha256:"}},
 		{name: "a module the binary lacks", statements: func(d v1.Hash) [][]byte {
-			return [][]byte{statementJSON(t, d, attestspec.PredicateSPDX, sbomFor(bin, append([]string{"golang.org/x/sys@v0.1.0"}, modules...)...)), good(d)[1]}
+			return [][]byte{statementJSON(t, d, attestspec.PredicateSPDX, withBaseBinary(sbomFor(bin, append([]string{"golang.org/x/sys@v0.1.0"}, modules...)...), baseBin, "")), good(d)[1]}
 		}, want: []string{"linux/arm64 attestations: " + bin + ": the SBOM's Go modules differ from the binary's build info: not in the SBOM [], not in the binary [golang.org/x/sys@v0.1.0]"}},
 		{name: "the binary missing", statements: func(d v1.Hash) [][]byte {
-			return [][]byte{statementJSON(t, d, attestspec.PredicateSPDX, sbomFor("/usr/bin/other")), good(d)[1]}
+			return [][]byte{statementJSON(t, d, attestspec.PredicateSPDX, withBaseBinary(sbomFor("/usr/bin/other"), baseBin, "")), good(d)[1]}
 		}, want: []string{"linux/arm64 attestations: " + bin + ": Go binary missing from the SBOM"}},
 		{name: "another base", statements: func(d v1.Hash) [][]byte {
 			return [][]byte{good(d)[0], statementJSON(t, d, attestspec.PredicateSLSA, provenanceWith(other.String()))}

@@ -41,16 +41,24 @@ func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, op
 	own, matched := ownLayers(cfg, len(layers))
 
 	var t *rootfs.FS
-	if opts.Contract != ContractNone || opts.AllFiles || opts.Run {
+	if opts.Contract != ContractNone || opts.AllFiles || opts.Run || opts.Attestations {
 		t = rootfs.New()
 	}
 	arch := &archCheck{platform: p, f: findings{name: CheckArch}, modules: opts.Attestations}
+	var base baseBinaries // with Attestations: the SBOM must list them
 	scanELF := own
-	if opts.AllFiles {
+	switch {
+	case opts.AllFiles: // checkAllFiles reads the flattened tree's
 		scanELF = make([]bool, len(layers))
+	case opts.Attestations: // the base's too, for their Go binaries
+		scanELF = slices.Repeat([]bool{true}, len(layers))
 	}
 	err = scan(ctx, layers, newReadBudget(opts), t, scanELF, opts.TempDir, func(path string, src rootfs.Source, _ *tar.Header, f *os.File) error {
-		arch.check(path, src, f)
+		if own[src.Layer] {
+			arch.check(path, src, f)
+		} else {
+			base.check(path, src, f)
+		}
 		return nil
 	})
 	var big *layersTooBigError
@@ -100,7 +108,7 @@ func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, op
 		if err != nil {
 			return nil, err
 		}
-		checks = append(checks, attestCheck(d, m.Annotations, statements, arch.files, desc == nil)...)
+		checks = append(checks, attestCheck(d, m.Annotations, statements, arch.files, base.present(t), desc == nil)...)
 		checks = append(checks, truthCheck(ctx, m.Annotations, statements, opts.SourceFile)...)
 	}
 	return checks, nil
