@@ -34,6 +34,13 @@ const (
 	BuildWithoutUmask   Defect = "gitlab-runner-build without umask" // files the build user cannot change
 	HomeNotWritable     Defect = "home not writable by uid 100"      // /home/gitlab-runner root's 0755
 	EntrypointHangs     Defect = "/entrypoint never ends"            // sleeps; the step's time limit must end it
+
+	// ConfigDirUncovered: uid 100's home (passwd) is /var/lib/gitlab-runner,
+	// root's 0755: gitlab-runner's $HOME/.gitlab-runner is outside the
+	// chart's emptyDir and not writable. HomeElsewhere: the same home, but
+	// uid 100's: it passes.
+	ConfigDirUncovered Defect = "config dir not writable by uid 100, no emptyDir over it"
+	HomeElsewhere      Defect = "home outside the emptyDir, writable by uid 100"
 )
 
 // Options are the inputs a base needs besides the .debs.
@@ -93,10 +100,19 @@ func (d *Debs) Layer(kind Kind, opts Options) ([]byte, error) {
 		home = 0
 	}
 	b.dir("home/gitlab-runner", 0o755, home, 65533)
+	passwdHome := "/home/gitlab-runner"
+	if opts.Defect == ConfigDirUncovered || opts.Defect == HomeElsewhere {
+		passwdHome = "/var/lib/gitlab-runner"
+		owner := 0
+		if opts.Defect == HomeElsewhere {
+			owner = 100
+		}
+		b.dir("var/lib/gitlab-runner", 0o755, owner, 65533)
+	}
 
 	b.programs(d, opts)
 	b.file("etc/ssl/certs/ca-certificates.crt", 0o644, opts.CA)
-	b.file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\ngitlab-runner:x:100:65533:GitLab Runner:/home/gitlab-runner:/bin/sh\n"))
+	b.file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\ngitlab-runner:x:100:65533:GitLab Runner:"+passwdHome+":/bin/sh\n"))
 	b.file("etc/group", 0o644, []byte("root:x:0:\ngitlab-runner:x:65533:\n"))
 	b.file("etc/os-release", 0o644, []byte("ID=debian\nVERSION_ID=\"12\"\n"))
 	b.file("var/lib/dpkg/status", 0o644, []byte(d.status()))

@@ -115,7 +115,7 @@ func runnerSpec() spec {
 		entrypointWhy:  "the Helm chart's scripts call /entrypoint register, /entrypoint run and /entrypoint unregister --all-runners",
 		runtimeUser:    true,
 		startCovers: []string{"/usr/bin/dumb-init", "/bin/bash", "sh", "/usr/bin/pgrep", "/entrypoint", "gitlab-runner",
-			"timeout", "grep", "seq", "sleep", "mkdir", "cp", "cat", runnerHome, runnerHome + "/.gitlab-runner"},
+			"timeout", "grep", "seq", "sleep", "mkdir", "cp", "cat", runnerHome, runnerHome + "/.gitlab-runner", "/etc/passwd"},
 	}
 }
 

@@ -68,6 +68,8 @@ func TestRunnerStartUp(t *testing.T) {
 		{"", ""},
 		{gitlabbase.NoSeqBusyboxSh, ""},
 		{gitlabbase.HomeNotWritable, ""},
+		{gitlabbase.HomeElsewhere, ""},
+		{gitlabbase.ConfigDirUncovered, `^start: runner start-up: /configmaps/register-the-runner: register-the-runner: gitlab-runner's config directory /var/lib/gitlab-runner/.gitlab-runner \(HOME=/var/lib/gitlab-runner\) is not writable: no emptyDir of the chart covers it \(only /home/gitlab-runner/.gitlab-runner\) \(uid 100, exited with status 1\)$`},
 		{gitlabbase.BashNotBash, `^start: runner start-up: /usr/bin/dumb-init -- /bin/bash /configmaps/entrypoint: exited with status 0 before its step exec /entrypoint run \(uid 100\)$`},
 		{gitlabbase.CRLFEntrypoint, `^start: runner start-up: /configmaps/register-the-runner: register-the-runner: /entrypoint --version failed 3 times: .*/entrypoint: not found \(uid 100, exited with status 1\)$`},
 		{gitlabbase.EntrypointNotExec, `^start: runner start-up: /configmaps/register-the-runner: .*/entrypoint.*Permission denied.*\(uid 100, exited with status 1\)$`},

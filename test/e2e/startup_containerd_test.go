@@ -40,7 +40,8 @@ func TestStartUpAgreesWithContainerd(t *testing.T) {
 	scripts := filepath.Join(s.repoRoot, "internal", "verify", "startscripts")
 	defects := []gitlabbase.Defect{"", gitlabbase.NoSeqBusyboxSh, gitlabbase.HomeNotWritable, gitlabbase.NoSeqBashSh,
 		gitlabbase.PgrepBusybox, gitlabbase.NoPgrep, gitlabbase.CRLFEntrypoint, gitlabbase.EntrypointNotExec,
-		gitlabbase.EntrypointDropsArgs, gitlabbase.BashNotBash, gitlabbase.DumbInitNoLoader}
+		gitlabbase.EntrypointDropsArgs, gitlabbase.BashNotBash, gitlabbase.DumbInitNoLoader,
+		gitlabbase.ConfigDirUncovered, gitlabbase.HomeElsewhere}
 	for _, tg := range targets[:2] { // linux/amd64 natively, linux/arm64 under qemu
 		debs, err := gitlabbase.Read(ctx, gitlabBaseCacheDir(), tg.DebArch)
 		require.NoError(t, err)
