@@ -7,8 +7,8 @@
 // digest and platform), its base (DESCENDANT_OF, with its digest), the
 // base's operating system and installed packages (ReadOS, or the parsers
 // ParseAPKInstalled, ParseDpkgStatus and ParseOSRelease on readers the
-// caller opens), and each Go binary helperbuild put in it (ReadBinary,
-// OpenBinary), from its build info: the main module, every module compiled
+// caller opens), each Go binary helperbuild put in it (ReadBinary,
+// OpenBinary) and each the base holds (BaseScan), from its build info: the main module, every module compiled
 // in (a replaced module is its replacement) with its h1: checksum, and the
 // Go standard library. Provenance records how the image was made: the
 // release's external parameters (source, recipe, images, platforms,
