@@ -74,3 +74,22 @@ func TestStreamGoInfoEdges(t *testing.T) {
 	assert.NoError(t, err)
 	assert.Nil(t, got)
 }
+
+// StreamGoInfo never panics and never reads a blob debug/buildinfo would
+// not find (the seeds: ELF headers followed by blobs cut anywhere).
+func FuzzStreamGoInfo(f *testing.F) {
+	blob := append([]byte("\x7fELF"), bytes.Repeat([]byte{0}, 12)...)
+	blob = append(blob, buildInfoMagic...)
+	blob = append(blob, 8, 2)
+	blob = append(blob, bytes.Repeat([]byte{0}, 16)...)
+	blob = append(blob, 8, 'g', 'o', '1', '.', '2', '6', '.', '8', 0)
+	f.Add(blob)
+	f.Add(blob[:40])
+	f.Add([]byte("\x7fELF"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		bi, err := StreamGoInfo(iotest.HalfReader(bytes.NewReader(data)))
+		if err == nil && bi != nil && !bytes.Contains(data, buildInfoMagic) {
+			t.Fatalf("build info from contents without the magic: %v", bi)
+		}
+	})
+}
