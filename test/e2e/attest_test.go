@@ -9,6 +9,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -143,6 +144,23 @@ func TestAttestIndex(t *testing.T) {
 			assert.Contains(t, string(st[predicateSPDX]), "pkg:deb/debian/busybox-static@", "its purl")
 			assert.Contains(t, string(st[predicateSPDX]), "DESCENDANT_OF", "the base")
 			assert.NotContains(t, string(st[predicateSLSA]), "startedOn", "min: nothing run-specific")
+		}
+	})
+
+	s.step(t, "buildx imagetools inspect shows each platform's SBOM and provenance", func(t *testing.T) {
+		if _, err := exec.LookPath("buildx"); err != nil {
+			t.Skip("buildx not installed (scripts/install-test-deps.sh builds it): " + err.Error())
+		}
+		for _, f := range []struct{ field, want string }{{"SBOM", `"spdxVersion":"SPDX-2.3"`}, {"Provenance", `"buildDefinition"`}} {
+			res := run(t, command(t, append(os.Environ(), "DOCKER_CONFIG="+t.TempDir()), "buildx", "imagetools", "inspect",
+				"--format", "{{json ."+f.field+"}}", img.ref()))
+			require.Zero(t, res.ExitCode, "buildx imagetools inspect:\n%s", res)
+			var per map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(res.Stdout), &per), "%s", res.Stdout)
+			for _, tg := range targets {
+				got := string(per[tg.Platform])
+				assert.Contains(t, strings.ReplaceAll(got, " ", ""), f.want, "buildx's %s of %s", f.field, tg.Platform)
+			}
 		}
 	})
 
