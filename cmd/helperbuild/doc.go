@@ -5,6 +5,6 @@
 // This package is the thin layer: it turns flags and the environment
 // (GitLab CI's variables, SOURCE_DATE_EPOCH, Docker credentials) into calls
 // of the internal packages, prints results to stdout and progress to
-// stderr, and maps errors to exit codes (1 failure, 2 usage, 128+signal).
+// stderr, and maps errors to exit codes (1 failure, 2 usage, 3 not found, 128+signal).
 // Nothing below it reads the environment (internal/depcheck checks it).
 package main

@@ -22,6 +22,8 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	// exitNotFound: a reference the registry or layout does not hold.
+	exitNotFound = 3
 	// exitInterrupted is for a cancelled run whose cause names no signal.
 	exitInterrupted = 130
 )
@@ -60,6 +62,8 @@ func runRoot(ctx context.Context, env Env, root *cobra.Command, args []string, s
 		return interruptedCode(ctx)
 	case errors.As(err, &u), errors.As(err, &input):
 		return exitUsage
+	case release.NotFound(err):
+		return exitNotFound
 	}
 	return exitFailure
 }
@@ -91,7 +95,10 @@ func newRootCmd(env Env, exec buildExec) *cobra.Command {
 		Short: "Build GitLab Runner helper and runner images for every architecture, publish one multi-arch tag",
 		Long: `helperbuild cross-compiles Go binaries for many platforms, writes OCI layers
 directly (no Docker daemon, no QEMU) and publishes one OCI image index per image,
-so every node of a mixed-architecture cluster pulls its native build from one tag.`,
+so every node of a mixed-architecture cluster pulls its native build from one tag.
+
+Exit codes: 0 done; 1 failed (a check, a build, the registry); 2 usage error; 3 a
+reference not found (a tag, digest or layout entry that is not there); 130/143 interrupted.`,
 		SilenceUsage:               true,
 		SuggestionsMinimumDistance: 2,
 		SilenceErrors:              true,

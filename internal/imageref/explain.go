@@ -29,7 +29,26 @@ const (
 	Unauthorized
 	// PlainHTTP: the registry answered an HTTPS request in plain HTTP.
 	PlainHTTP
+	// NotFound: the registry answered 404 (MANIFEST_UNKNOWN, NAME_UNKNOWN,
+	// BLOB_UNKNOWN): it does not hold what was asked for (ExplainRead makes
+	// it ErrNotFound).
+	NotFound
+	// Answered: any other error status; the registry's codes and messages
+	// without their Go-formatted details.
+	Answered
 )
+
+// ErrNotFound is what a reference its registry or layout does not hold
+// is (errors.Is): a 404 for its manifest, no such layout entry. The
+// command gives it an exit code of its own.
+var ErrNotFound = errors.New("not found")
+
+// notFound marks a layout's missing entry as ErrNotFound.
+type notFound struct{ err error }
+
+func (n notFound) Error() string        { return n.err.Error() }
+func (n notFound) Unwrap() error        { return n.err }
+func (n notFound) Is(target error) bool { return target == ErrNotFound }
 
 // RegistryError is a registry failure said in one line, with the host and
 // the way out, instead of go-containerregistry's and net/http's text (every
@@ -55,11 +74,36 @@ func (e *RegistryError) Error() string {
 		return e.what
 	case PlainHTTP:
 		return fmt.Sprintf("%s answered in plain HTTP, not HTTPS: if it only speaks HTTP, pass --insecure-registry %s (127.0.0.1 and localhost need no flag)", e.Host, e.Host)
+	case NotFound, Answered:
+		return e.what
 	}
 	return e.Err.Error()
 }
 
 func (e *RegistryError) Unwrap() error { return e.Err }
+
+// DescribeRead names what was read (a tag or digest a user named) and the
+// way out: a 404 is ErrNotFound, said with the registry's codes and no Go
+// map of their details; anything else is Explain's.
+func DescribeRead(what string, err error) error {
+	var terr *transport.Error
+	if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
+		return notFound{fmt.Errorf("%s: not found in the registry (%s); check the repository and the tag or digest, or publish it first", what, diagnostics(terr))}
+	}
+	return fmt.Errorf("%s: %w", what, Explain(err))
+}
+
+// ExplainRead is Explain for the read of a manifest a user named (a tag,
+// a digest, a part file's entry): there a 404 is ErrNotFound. Elsewhere
+// (a blob upload, a referrers route) a 404 is only an error.
+func ExplainRead(err error) error {
+	err = Explain(err)
+	var re *RegistryError
+	if errors.As(err, &re) && re.Kind == NotFound {
+		return notFound{err}
+	}
+	return err
+}
 
 // Explain turns a registry failure a user can act on (an untrusted
 // certificate, a registry that cannot be reached, refused credentials)
@@ -81,6 +125,9 @@ func Explain(err error) error {
 			what += " (" + d + ")"
 		}
 		return &RegistryError{Host: host, Kind: Unauthorized, Err: err, what: what}
+	}
+	if errors.As(err, &terr) {
+		return answered(err, terr)
 	}
 	var unknown x509.UnknownAuthorityError
 	var hostname x509.HostnameError
@@ -130,6 +177,23 @@ func unreachable(err error) string {
 		return "connection timed out"
 	}
 	return "cannot connect"
+}
+
+// answered is a registry's error status said as the request and the
+// registry's codes and messages, without go-containerregistry's Go map of
+// each one's details (`map[Tag:v9.9.9]`); a 404 is NotFound.
+func answered(err error, terr *transport.Error) *RegistryError {
+	what := diagnostics(terr)
+	if terr.Request != nil && terr.Request.URL != nil {
+		u := *terr.Request.URL
+		u.RawQuery, u.User = "", nil // upload locations carry session state in the query
+		what = fmt.Sprintf("%s %s: %s", terr.Request.Method, u.String(), what)
+	}
+	kind := Answered
+	if terr.StatusCode == http.StatusNotFound {
+		kind = NotFound
+	}
+	return &RegistryError{Host: hostOf(err), Kind: kind, Err: err, what: what}
 }
 
 // diagnostics are the registry's error codes and messages, without the

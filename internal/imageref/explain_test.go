@@ -74,5 +74,7 @@ func TestExplainPlainHTTPThenStatus(t *testing.T) {
 	err = errors.Join(errors.New(`Get "https://127.0.0.1:5000/v2/": http: server gave HTTP response to HTTPS client`),
 		&transport.Error{StatusCode: http.StatusTooManyRequests, Request: req})
 	var re *RegistryError
-	assert.False(t, errors.As(Explain(err), &re), "%v", Explain(err))
+	require.True(t, errors.As(Explain(err), &re), "%v", Explain(err))
+	assert.Equal(t, Answered, re.Kind)
+	assert.Equal(t, "GET http://127.0.0.1:5000/v2/: 429 Too Many Requests", re.Error())
 }

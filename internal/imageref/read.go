@@ -122,12 +122,12 @@ func readLayout(ref Ref, dir string, blobs *Blobs) (*Artifact, error) {
 	}
 	if chosen == nil {
 		if ref.Tag == "" && ref.Digest != (v1.Hash{}) {
-			return nil, fmt.Errorf("%s: no entry with digest %s in the layout (it has %q)", ref, ref.Digest, names)
+			return nil, notFound{fmt.Errorf("%s: no entry with digest %s in the layout (it has %q)", ref, ref.Digest, names)}
 		}
 		if ref.Tag == "" {
 			return nil, fmt.Errorf("%s: the layout holds %d entries %q; name one as %s:TAG", ref, len(im.Manifests), names, ref)
 		}
-		return nil, fmt.Errorf("%s: no entry named %q in the layout (it has %q)", ref, ref.Tag, names)
+		return nil, notFound{fmt.Errorf("%s: no entry named %q in the layout (it has %q)", ref, ref.Tag, names)}
 	}
 	a := &Artifact{Ref: ref, Digest: chosen.Digest, RefName: chosen.Annotations[specsv1.AnnotationRefName]}
 	switch {

@@ -2,12 +2,8 @@ package registry
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net/http"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 )
@@ -27,11 +23,6 @@ func Read(ctx context.Context, ref imageref.Ref, o imageref.Options) (*imageref.
 	return imageref.FromRegistry(ref, desc, o.Blobs)
 }
 
-// describeReadError names what was read and the way out.
-func describeReadError(what string, err error) error {
-	var terr *transport.Error
-	if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
-		return fmt.Errorf("%s: not found in the registry: %w", what, err)
-	}
-	return fmt.Errorf("%s: %w", what, imageref.Explain(err))
-}
+// describeReadError names what was read and the way out (a 404 is
+// imageref.ErrNotFound).
+func describeReadError(what string, err error) error { return imageref.DescribeRead(what, err) }

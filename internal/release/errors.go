@@ -69,6 +69,10 @@ func UnauthorizedHost(err error) (string, bool) {
 	return "", false
 }
 
+// NotFound reports whether err is a reference its registry or layout
+// does not hold (a 404 for a manifest, a layout without that entry).
+func NotFound(err error) bool { return errors.Is(err, imageref.ErrNotFound) }
+
 // DefaultProvenance is the provenance detail unless the request says
 // otherwise: min, nothing run-specific.
 const DefaultProvenance = string(attest.ProvenanceMin)

@@ -82,8 +82,8 @@ func checkEntry(image string, e *mergeEntry, desc *remote.Descriptor, err error)
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("image %s: %s from %s: %s", image, what, e.from.Name(), fmt.Sprintf(format, args...))
 	}
-	if err != nil {
-		return nil, fail("not in %s: %v (push --by-digest of that job did not finish, or pushed elsewhere)", e.source, imageref.Explain(err))
+	if err != nil { // a 404 is imageref.ErrNotFound
+		return nil, fmt.Errorf("image %s: %s from %s: not in %s: %w (push --by-digest of that job did not finish, or pushed elsewhere)", image, what, e.from.Name(), e.source, imageref.ExplainRead(err))
 	}
 	if desc.MediaType != e.desc.MediaType || desc.Size != e.desc.Size {
 		return nil, fail("%s has it as %s of %d bytes, the part says %s of %d", e.source, desc.MediaType, desc.Size, e.desc.MediaType, e.desc.Size)
