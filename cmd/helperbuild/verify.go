@@ -137,7 +137,7 @@ func verifyInputs(f *verifyFlags, arg string) (target *release.VerifyTarget, opt
 func writeVerifyReport(out io.Writer, format, arg string, rep *verify.Report) error {
 	var err error
 	if format == "json" {
-		err = verify.WriteJSON(out, map[string]*verify.Report{arg: rep})
+		err = verify.WriteJSON(out, arg, rep)
 	} else {
 		err = verify.WriteTable(out, arg, rep)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
 // TestVerifySinglePlatformImage: a per-arch tag (what a runner pulls when
@@ -59,26 +60,22 @@ func TestVerifyJSON(t *testing.T) {
 
 	res := relRun(t, t.Context(), relEnv(t), "verify", "--format", "json", "--nodes", nodes, "--platforms", "linux/amd64,linux/s390x", ref)
 	assert.Equal(t, 1, res.code)
-	var out map[string]struct {
-		OK       bool
-		Findings []map[string]any
-	}
-	require.NoError(t, json.Unmarshal([]byte(res.stdout), &out), res.stdout)
-	rep := out[ref]
+	rep := decodeVerifyJSON(t, []byte(res.stdout), ref)
 	assert.False(t, rep.OK)
-	var fails []map[string]any
+	var fails []verify.Finding
 	for _, f := range rep.Findings {
-		if f["severity"] == "fail" {
+		if f.Severity == verify.SeverityFail {
 			fails = append(fails, f)
 		} else {
-			assert.Equal(t, "warning", f["severity"], f) // random layers carry no BuildKit history
+			assert.Equal(t, verify.SeverityWarning, f.Severity, f) // random layers carry no BuildKit history
 		}
 	}
-	assert.Equal(t, []map[string]any{
-		{"platform": "linux/arm64", "check": "coverage", "path": "", "reason": "in the index but not expected", "severity": "fail"},
-		{"platform": "linux/s390x", "check": "coverage", "path": "", "reason": "missing from the index", "severity": "fail"},
-		{"platform": "linux/riscv64", "check": "nodes", "path": "", "node": "vf2", "reason": "has no image in this index", "severity": "fail"},
+	assert.Equal(t, []verify.Finding{
+		{Platform: "linux/arm64", Check: "coverage", Reason: "in the index but not expected", Severity: "fail"},
+		{Platform: "linux/s390x", Check: "coverage", Reason: "missing from the index", Severity: "fail"},
+		{Platform: "linux/riscv64", Check: "nodes", Node: "vf2", Reason: "has no image in this index", Severity: "fail"},
 	}, fails)
+	assert.Contains(t, res.stdout, `"path": "",`, "path is always there")
 	lines := relLines(res.stderr)
 	require.Len(t, lines, 1, res.stderr)
 	assert.NotContains(t, lines[0], "report")

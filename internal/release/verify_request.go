@@ -101,25 +101,11 @@ func (t *VerifyTarget) Verify(ctx context.Context, opts verify.Options, reg Regi
 		return nil, fmt.Errorf("verify %s: %w", t.arg, err)
 	}
 	if metadata != "" {
-		if err := WriteJSON(metadata, verifyMetadata{SchemaVersion: MetadataSchemaVersion,
-			Images: []verifyMetadataImage{{Reference: t.arg, JSONReport: verify.JSON(rep)}}}); err != nil {
+		if err := WriteJSON(metadata, verify.DocumentOf(t.arg, rep)); err != nil {
 			return nil, fmt.Errorf("metadata file: %w", err)
 		}
 	}
 	return rep, nil
-}
-
-// verifyMetadata is verify's --metadata-file: the report of each image
-// checked, in the style of the build's file.
-type verifyMetadata struct {
-	SchemaVersion int                   `json:"schemaVersion"`
-	Images        []verifyMetadataImage `json:"images"`
-}
-
-type verifyMetadataImage struct {
-	// Reference is the image as verify was given it.
-	Reference string `json:"reference"`
-	verify.JSONReport
 }
 
 // Check says what is wrong with r's retry settings, naming their flags.

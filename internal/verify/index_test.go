@@ -199,34 +199,41 @@ linux/s390x coverage: FAIL: missing from the index
 `, b.String())
 
 	b.Reset()
-	require.NoError(t, WriteJSON(&b, map[string]*Report{"gitlab-runner": r, "empty": {Digest: "sha256:00"}}))
-	var got map[string]struct {
-		OK        bool      `json:"ok"`
-		Digest    string    `json:"digest"`
-		Findings  []Finding `json:"findings"`
-		Platforms []struct {
-			OK       bool    `json:"ok"`
-			Platform string  `json:"platform"`
-			Digest   string  `json:"digest"`
-			Checks   []Check `json:"checks"`
-		} `json:"platforms"`
-	}
-	require.NoError(t, json.Unmarshal(b.Bytes(), &got))
-	assert.False(t, got["gitlab-runner"].OK)
-	assert.True(t, got["gitlab-runner"].Platforms[0].OK)
-	assert.False(t, got["gitlab-runner"].Platforms[1].OK)
-	assert.Equal(t, r.Platforms[1].Checks, got["gitlab-runner"].Platforms[1].Checks)
+	require.NoError(t, WriteJSON(&b, "gitlab-runner", r))
+	doc := decodeDocument(t, b.Bytes())
+	require.Len(t, doc.Images, 1)
+	got := doc.Images[0]
+	assert.Equal(t, "gitlab-runner", got.Reference)
+	assert.False(t, got.OK)
+	assert.True(t, got.Platforms[0].OK)
+	assert.False(t, got.Platforms[1].OK)
+	assert.Equal(t, r.Platforms[1].Checks, got.Platforms[1].Checks)
 	assert.Equal(t, []Finding{
 		{Platform: "linux/amd64", Check: CheckArch, Path: "/x", Reason: "/x: Go binary built with CGO_ENABLED=1", Severity: SeverityWarning},
 		{Platform: "linux/arm64", Check: CheckArch, Path: "/usr/bin/gitlab-runner-helper", Reason: "/usr/bin/gitlab-runner-helper is ELF 64-bit LSB x86-64 (linux/amd64), not linux/arm64", Severity: SeverityFail},
 		{Platform: "linux/arm64", Check: CheckContract, Path: "/usr/bin/pgrep", Reason: "/usr/bin/pgrep missing: the Helm chart's readiness probe runs /usr/bin/pgrep", Severity: SeverityFail},
 		{Platform: "linux/s390x", Check: CheckCoverage, Reason: "missing from the index", Severity: SeverityFail},
-	}, got["gitlab-runner"].Findings)
+	}, got.Findings)
 	assert.Contains(t, b.String(), `"path": "/usr/bin/pgrep"`)
 	assert.Contains(t, b.String(), `"check": "contract"`)
-	assert.True(t, got["empty"].OK)
+
+	b.Reset()
+	require.NoError(t, WriteJSON(&b, "empty", &Report{Digest: "sha256:00"}))
+	assert.True(t, decodeDocument(t, b.Bytes()).Images[0].OK)
 	assert.Contains(t, b.String(), `"findings": []`, "empty lists are [], not null")
 	assert.Contains(t, b.String(), `"platforms": []`)
+}
+
+// decodeDocument reads verify's JSON strictly (a field Document does not
+// know fails) and checks its schemaVersion.
+func decodeDocument(t *testing.T, data []byte) Document {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var doc Document
+	require.NoError(t, dec.Decode(&doc), string(data))
+	assert.Equal(t, JSONSchemaVersion, doc.SchemaVersion)
+	return doc
 }
 
 // Platform's checks, handed to Index through Checked, are what Index

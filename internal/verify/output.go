@@ -218,20 +218,42 @@ type JSONPlatformReport struct {
 	PlatformReport
 }
 
-// WriteJSON prints reports keyed by image name as one indented JSON object
-// (keys sorted). Each report carries "ok", "digest", "findings" (every
-// failure and warning once, as Findings lists them: objects with
-// "platform", "check", "path", "reason", "severity" and, for nodes,
-// "node", for start-up steps "step", "user", "status" and "output") and
-// "platforms"; each platform "ok", "platform", "digest" and
-// "checks", passing ones included; each check "check", "ok", "reason" and,
-// when set, "path" and "warning". Lists are never null.
-func WriteJSON(w io.Writer, reports map[string]*Report) error {
-	out := make(map[string]JSONReport, len(reports))
-	for name, r := range reports {
-		out[name] = JSON(r)
-	}
+// JSONSchemaVersion is the version of Document, the JSON that verify
+// prints (--format json) and writes (--metadata-file); it changes only
+// when a field changes meaning or goes away.
+const JSONSchemaVersion = 1
+
+// Document is verify's JSON in every mode (files, --run, --contract,
+// --attestations, --signature, --nodes): the same object on stdout with
+// --format json and in --metadata-file, in the style of the build's
+// metadata file (docs/metadata.md).
+type Document struct {
+	SchemaVersion int         `json:"schemaVersion"`
+	Images        []ImageJSON `json:"images"`
+}
+
+// ImageJSON is one image's report with the reference as verify was given
+// it.
+type ImageJSON struct {
+	Reference string `json:"reference"`
+	JSONReport
+}
+
+// DocumentOf is the Document of r, the report of ref.
+func DocumentOf(ref string, r *Report) Document {
+	return Document{SchemaVersion: JSONSchemaVersion, Images: []ImageJSON{{Reference: ref, JSONReport: JSON(r)}}}
+}
+
+// WriteJSON prints the Document of r, the report of ref, indented. Each
+// image carries "reference", "ok", "digest", "findings" (every failure and
+// warning once, as Findings lists them: objects with "platform", "check",
+// "path", "reason", "severity" and, for nodes, "node", for start-up steps
+// "step", "user", "status" and "output") and "platforms"; each platform
+// "ok", "platform", "digest" and "checks", passing ones included; each
+// check "check", "ok", "reason" and, when set, "path" and "warning". Lists
+// are never null.
+func WriteJSON(w io.Writer, ref string, r *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return enc.Encode(DocumentOf(ref, r))
 }

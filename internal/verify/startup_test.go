@@ -202,15 +202,15 @@ func TestStartFindingOutput(t *testing.T) {
 	require.NoError(t, WriteTable(&table, "img", r))
 	assert.Contains(t, table.String(), "PLATFORM     DIGEST        CONTRACT  RUN  START\nlinux/arm64  bbbbbbbbbbbb  ok        ok   FAIL\n")
 	var js strings.Builder
-	require.NoError(t, WriteJSON(&js, map[string]*Report{"img": r}))
+	require.NoError(t, WriteJSON(&js, "img", r))
 	assert.Contains(t, js.String(), `"check": "start",
-        "path": "",
-        "reason": "runner start-up: /configmaps/check-live: pgrep: applet not found (uid 100, exited with status 1)",
-        "severity": "fail",
-        "step": "/configmaps/check-live",
-        "user": "uid 100",
-        "status": 1,
-        "output": "pgrep: applet not found"`)
+          "path": "",
+          "reason": "runner start-up: /configmaps/check-live: pgrep: applet not found (uid 100, exited with status 1)",
+          "severity": "fail",
+          "step": "/configmaps/check-live",
+          "user": "uid 100",
+          "status": 1,
+          "output": "pgrep: applet not found"`)
 }
 
 // A step that does not end fails when its time limit passes, and nothing it

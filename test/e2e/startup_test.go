@@ -132,20 +132,24 @@ func writeStartupConfig(t *testing.T, src, dst, helperBase, runnerBase string) {
 // ones, with the reasons of the failed.
 func startChecks(t *testing.T, stdout string) (ok int, failed []string) {
 	t.Helper()
-	var reports map[string]struct {
-		Platforms []struct {
-			Platform string `json:"platform"`
-			Checks   []struct {
-				Check  string `json:"check"`
-				OK     bool   `json:"ok"`
-				Reason string `json:"reason"`
-				Step   string `json:"step"`
-				User   string `json:"user"`
-			} `json:"checks"`
-		} `json:"platforms"`
+	var doc struct {
+		SchemaVersion int `json:"schemaVersion"`
+		Images        []struct {
+			Platforms []struct {
+				Platform string `json:"platform"`
+				Checks   []struct {
+					Check  string `json:"check"`
+					OK     bool   `json:"ok"`
+					Reason string `json:"reason"`
+					Step   string `json:"step"`
+					User   string `json:"user"`
+				} `json:"checks"`
+			} `json:"platforms"`
+		} `json:"images"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(stdout), &reports), stdout)
-	for _, r := range reports {
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	require.Equal(t, 1, doc.SchemaVersion, stdout)
+	for _, r := range doc.Images {
 		for _, p := range r.Platforms {
 			for _, c := range p.Checks {
 				switch {
