@@ -39,11 +39,14 @@ func normalized(stderr, host string) string {
 		{`(section_(start|end)):\d+:`, "$1:UNIX:"},
 		{`sha256:[0-9a-f]{12}\b`, "sha256:DIGEST"},
 		{`\d+(\.\d)? ([KMG]i)?B\b`, "SIZE"},
+		// Which unit writes a layer two images share first (new) and which
+		// finds it in the layer cache (reused) depends on timing.
+		{` \((all new|all reused|\d+ new, \d+ reused)\)`, " (NEW/REUSED)"},
 	} {
 		s = regexp.MustCompile(r.re).ReplaceAllString(s, r.to)
 	}
 	lines := strings.Split(s, "\n")
-	from := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "compiled ") })
+	from := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "compiled ") || strings.HasPrefix(l, "cached ") })
 	to := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "build done in ") })
 	if from > 0 && to > from {
 		slices.Sort(lines[from:to])
@@ -66,7 +69,8 @@ func TestPlainProgressOfTheExample(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			goldenPath, err := filepath.Abs(filepath.Join("testdata", tt.golden))
 			require.NoError(t, err)
-			host, stderr := pushExample(t, tt.env, "--progress", "plain")
+			// A cache of its own: the binaries are compiled whatever ran before.
+			host, stderr := pushExample(t, tt.env, "--progress", "plain", "--cache-dir", t.TempDir())
 			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 			assert.LessOrEqual(t, len(lines), 25, stderr)
 			assert.NotContains(t, stderr, cacheRoot)
@@ -130,4 +134,37 @@ func TestProgressJSONOfAPush(t *testing.T) {
 		assert.Equal(t, progress.Done, got[len(got)-1], key)
 		assert.Positive(t, sent[key], "%s sent bytes", key)
 	}
+}
+
+// TestNoOpPushSaysWhatHappened: the same push run twice with one cache and
+// one registry. The first compiles every binary and uploads; the re-run
+// says what it did not do (issue 25: it said "compiled … 2 binaries",
+// "2 new layers"): go's cache had every binary, every layer was reused and
+// nothing was uploaded.
+func TestNoOpPushSaysWhatHappened(t *testing.T) {
+	t.Chdir(exampleDir(t))
+	host, cache := testkit.Registry(t), t.TempDir()
+	push := func() string {
+		args := append([]string{"push", "--repo", host + "/group", "--progress", "plain", "--cache-dir", cache,
+			"--platforms", "linux/amd64,linux/arm64"}, exampleArgs...)
+		code, _, stderr := run(t, baseEnv(), args...)
+		require.Equal(t, 0, code, stderr)
+		return stderr
+	}
+	first := push()
+	for _, p := range []string{"linux/amd64", "linux/arm64"} {
+		assert.Regexp(t, `(?m)^compiled `+p+`: 2 binaries in \S+$`, first)
+	}
+	assert.Regexp(t, `(?m)^build done in \S+: 4 binaries, 2 images built and checked, 6 layers \((all new|\d new, \d reused)\), \S+ \S+ uploaded$`, first)
+	assert.NotContains(t, first, "nothing uploaded")
+
+	again := push()
+	for _, p := range []string{"linux/amd64", "linux/arm64"} {
+		assert.Regexp(t, `(?m)^cached `+p+`: 2 binaries \(all up to date in go's cache\) in \S+$`, again)
+		assert.Regexp(t, `(?m)^gitlab-runner `+p+` sha256:[0-9a-f]{12} \S+ \S+, 2 layers \(all reused\), nothing uploaded \(the registry had every blob\)$`, again)
+		assert.Regexp(t, `(?m)^gitlab-runner-helper `+p+` sha256:[0-9a-f]{12} \S+ \S+, 1 layer \(all reused\), nothing uploaded \(the registry had every blob\)$`, again)
+	}
+	assert.Regexp(t, `(?m)^build done in \S+: 4 binaries \(all up to date in go's cache\), 2 images built and checked, 6 layers \(all reused\), nothing uploaded \(the registry had every blob\)$`, again)
+	assert.NotContains(t, again, "compiled ")
+	assert.NotContains(t, again, " new")
 }

@@ -2,6 +2,7 @@ package crossbuild
 
 import (
 	"context"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,7 +42,15 @@ type Options struct {
 	// After, if set, runs in the same worker right after target i compiled,
 	// so the caller can process a binary while other platforms still
 	// compile. Its error fails the build like a compile error.
-	After func(ctx context.Context, i int) error
+	After func(ctx context.Context, i int, r Result) error
+}
+
+// Result is what go build did for one target.
+type Result struct {
+	// UpToDate: Output already held the binary go build would make (its
+	// build ID matched: everything came from go's build cache), so go
+	// compiled nothing and linked nothing (it only touched the file).
+	UpToDate bool
 }
 
 // job is one target, ready to run.
@@ -87,13 +96,14 @@ func Build(ctx context.Context, targets []Target, opts Options) error {
 				opts.Before(gctx, i)
 			}
 			start := time.Now()
-			if err := compile(gctx, goCmd, opts.Dir, j); err != nil {
+			r, err := compile(gctx, goCmd, opts.Dir, j)
+			if err != nil {
 				return err
 			}
 			logger.Info("compiled", "platform", platform.Format(j.target.Platform), "main", j.target.Main,
-				"output", j.target.Output, "duration", time.Since(start).Round(time.Millisecond))
+				"output", j.target.Output, "up_to_date", r.UpToDate, "duration", time.Since(start).Round(time.Millisecond))
 			if opts.After != nil {
-				if err := opts.After(gctx, i); err != nil {
+				if err := opts.After(gctx, i, r); err != nil {
 					return err // the callback names what it was doing
 				}
 			}
@@ -151,20 +161,48 @@ func plan(targets []Target, opts Options) ([]job, error) {
 
 // compile runs one go build. On failure the error is an *execerr.Error
 // with the command's output, unless ctx ended the build.
-func compile(ctx context.Context, goCmd, dir string, j job) error {
+//
+// go build leaves an output whose build ID is the one it would build
+// (cmd/go's useCache: up to date, only touched) and otherwise links a new
+// one, whose build ID differs (it starts with the link's action ID, a hash
+// of every input). So an output with the same Go build ID before and after
+// is a build served entirely from go's cache; its modification time says
+// nothing (go touches an up-to-date output).
+func compile(ctx context.Context, goCmd, dir string, j job) (Result, error) {
 	if err := os.MkdirAll(filepath.Dir(j.target.Output), 0o755); err != nil {
-		return fmt.Errorf("build %s: %w", j.name, err)
+		return Result{}, fmt.Errorf("build %s: %w", j.name, err)
 	}
+	before := goBuildID(j.target.Output)
 	cmd := exec.CommandContext(ctx, goCmd, j.args...)
 	cmd.Dir = dir
 	cmd.Env = j.env
 	killGroupOnCancel(cmd)
 	out, err := cmd.CombinedOutput()
 	if err == nil {
-		return nil
+		return Result{UpToDate: before != "" && goBuildID(j.target.Output) == before}, nil
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return fmt.Errorf("build %s: %w", j.name, ctxErr)
+		return Result{}, fmt.Errorf("build %s: %w", j.name, ctxErr)
 	}
-	return execerr.New("build "+j.name, err, out)
+	return Result{}, execerr.New("build "+j.name, err, out)
+}
+
+// goBuildID is the Go build ID note of the ELF executable at path, "" when
+// there is none (no file, not ELF, no note): such an output never counts
+// as up to date. Only the headers and the note are read.
+func goBuildID(path string) string {
+	f, err := elf.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	s := f.Section(".note.go.buildid")
+	if s == nil || s.Size > 4096 {
+		return ""
+	}
+	data, err := s.Data()
+	if err != nil {
+		return ""
+	}
+	return string(data)
 }

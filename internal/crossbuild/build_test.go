@@ -76,7 +76,7 @@ func TestBuildPlatforms(t *testing.T) {
 		Ldflags: "-s -w -X main.version=1.2.3",
 		Jobs:    2,
 		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
-		After: func(ctx context.Context, i int) error {
+		After: func(ctx context.Context, i int, _ crossbuild.Result) error {
 			calls[i].Add(1)
 			// The binary of target i is complete when After runs.
 			return elfcheck.CheckFile(targets[i].Output, targets[i].Platform)
@@ -138,7 +138,7 @@ func init() { undefinedOnArm64() }
 	var after atomic.Int32
 	err := crossbuild.Build(context.Background(), targets, crossbuild.Options{
 		Dir: dir, Env: os.Environ(), Jobs: 1,
-		After: func(context.Context, int) error { after.Add(1); return nil },
+		After: func(context.Context, int, crossbuild.Result) error { after.Add(1); return nil },
 	})
 	require.Error(t, err)
 	msg := err.Error()
@@ -159,8 +159,32 @@ func TestBuildAfterError(t *testing.T) {
 		{Platform: mustParse(t, "linux/amd64"), Main: ".", Output: filepath.Join(out, "hello")},
 	}, crossbuild.Options{
 		Dir: dir, Env: os.Environ(), Jobs: 1,
-		After: func(context.Context, int) error { return boom },
+		After: func(context.Context, int, crossbuild.Result) error { return boom },
 	})
 	assert.ErrorIs(t, err, boom)
 	assert.EqualError(t, err, "disk full", "the callback names its own context")
+}
+
+// TestUpToDate: Result.UpToDate says whether go build left the output as
+// it was (everything from go's cache) in both directions: a first build, a
+// changed -X value and a removed output are built; an unchanged re-run is
+// up to date.
+func TestUpToDate(t *testing.T) {
+	dir := writeModule(t, map[string]string{"cmd/hello/main.go": helloMain})
+	out := filepath.Join(t.TempDir(), "hello")
+	target := []crossbuild.Target{{Platform: mustParse(t, "linux/amd64"), Main: "./cmd/hello", Output: out}}
+	build := func(ldflags string) bool {
+		t.Helper()
+		var got []crossbuild.Result
+		require.NoError(t, crossbuild.Build(t.Context(), target, crossbuild.Options{Dir: dir, Env: os.Environ(), Jobs: 1, Ldflags: ldflags,
+			After: func(_ context.Context, _ int, r crossbuild.Result) error { got = append(got, r); return nil }}))
+		require.Len(t, got, 1)
+		return got[0].UpToDate
+	}
+	assert.False(t, build("-X main.version=1"), "first build")
+	assert.True(t, build("-X main.version=1"), "unchanged re-run")
+	assert.False(t, build("-X main.version=2"), "another version: relinked")
+	assert.True(t, build("-X main.version=2"))
+	require.NoError(t, os.Remove(out))
+	assert.False(t, build("-X main.version=2"), "output removed: written again")
 }

@@ -38,7 +38,7 @@ func TestBuildCancelledBetweenTargets(t *testing.T) {
 	var afterCalls []int
 	err := crossbuild.Build(ctx, targets, crossbuild.Options{
 		Dir: dir, Env: os.Environ(), Jobs: 1,
-		After: func(_ context.Context, i int) error {
+		After: func(_ context.Context, i int, _ crossbuild.Result) error {
 			afterCalls = append(afterCalls, i) // Jobs: 1, so no concurrent calls
 			cancel()
 			return nil

@@ -20,8 +20,9 @@ const (
 	KindPhaseEnd   Kind = "phase-end"
 	// KindStage is one image × platform (Image, Platform) entering Stage.
 	KindStage Kind = "stage"
-	// KindCompiled is a platform's binaries compiled (Platform, Count,
-	// Duration).
+	// KindCompiled is a platform's binaries built (Platform, Count,
+	// Duration), UpToDate of them served whole from go's build cache
+	// (nothing compiled or linked).
 	KindCompiled Kind = "compiled"
 	// KindBytes is the bytes of one image × platform sent so far (Bytes).
 	KindBytes Kind = "bytes"
@@ -62,8 +63,10 @@ type Event struct {
 	Digest   string        `json:"digest,omitempty"`   // full, sha256:...
 	Bytes    int64         `json:"bytes,omitempty"`    // sent so far
 	Total    int64         `json:"total,omitempty"`    // size: to send (uploading) or compressed image size (done)
-	Count    int           `json:"count,omitempty"`    // binaries (compiled), layer number (writing layer), layers (done)
-	Of       int           `json:"of,omitempty"`       // layers to write (writing layer)
+	Count    int           `json:"count,omitempty"`    // binaries (compiled), layer number (writing layer), layers written anew (done)
+	Of       int           `json:"of,omitempty"`       // layers to write (writing layer), every layer of the image (done)
+	UpToDate int           `json:"upToDate,omitempty"` // binaries go build found up to date (compiled)
+	Upload   bool          `json:"upload,omitempty"`   // the blobs went to a registry; Bytes is what was sent (done)
 	Duration time.Duration `json:"duration,omitempty"` // nanoseconds in JSON
 	Level    string        `json:"level,omitempty"`    // log: INFO, WARN, ERROR
 	Message  string        `json:"message,omitempty"`

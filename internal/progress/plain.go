@@ -73,7 +73,7 @@ func (p *Plain) render(e Event) {
 			p.endSection(e.Time)
 		}
 	case KindCompiled:
-		fmt.Fprintf(p.w, "compiled %s: %d %s in %s\n", e.Platform, e.Count, Plural(e.Count, "binary", "binaries"), Duration(e.Duration))
+		fmt.Fprintln(p.w, compiledLine(e))
 	case KindStage:
 		switch e.Stage {
 		case Done:
@@ -148,13 +148,53 @@ func doneLine(e Event) string {
 	if e.Total > 0 {
 		s += " " + Size(e.Total)
 	}
-	if e.Count > 0 {
-		s += fmt.Sprintf(", %d new %s", e.Count, Plural(e.Count, "layer", "layers"))
+	if e.Of > 0 {
+		s += ", " + Count(e.Of, "layer", "layers") + Split(e.Count, "new", e.Of-e.Count, "reused")
 	}
-	if e.Bytes > 0 {
-		s += ", " + Size(e.Bytes) + " uploaded"
+	if e.Upload {
+		s += ", " + Uploaded(e.Bytes)
 	}
 	return s
+}
+
+// compiledLine says a platform's binaries are built: compiled (go build
+// wrote them) or up to date (go's cache had everything, nothing ran).
+func compiledLine(e Event) string {
+	verb := "compiled"
+	if e.UpToDate == e.Count {
+		verb = "cached"
+	}
+	split := "" // all compiled: the verb says it
+	if e.UpToDate > 0 {
+		split = Split(e.Count-e.UpToDate, "compiled", e.UpToDate, "up to date in go's cache")
+	}
+	return fmt.Sprintf("%s %s: %s%s in %s", verb, e.Platform, Count(e.Count, "binary", "binaries"), split, Duration(e.Duration))
+}
+
+// Count is n and its noun: "1 binary", "2 binaries".
+func Count(n int, one, many string) string { return fmt.Sprintf("%d %s", n, Plural(n, one, many)) }
+
+// Split says how a count divides into two kinds, only the kinds there
+// are: " (2 new, 1 reused)", " (all new)", " (all reused)"; "" for none.
+func Split(a int, aKind string, b int, bKind string) string {
+	switch {
+	case a+b == 0:
+		return ""
+	case b == 0:
+		return " (all " + aKind + ")"
+	case a == 0:
+		return " (all " + bKind + ")"
+	}
+	return fmt.Sprintf(" (%d %s, %d %s)", a, aKind, b, bKind)
+}
+
+// Uploaded is what a unit or run sent to the registry: the bytes, or
+// that the registry already had every blob.
+func Uploaded(sent int64) string {
+	if sent == 0 {
+		return "nothing uploaded (the registry had every blob)"
+	}
+	return Size(sent) + " uploaded"
 }
 
 // logLine is a logged detail, warning or retry as logfmt, as the logger

@@ -37,6 +37,8 @@ type assembler struct {
 	mu       sync.Mutex
 	pending  []int              // [plan platform] binaries not yet compiled
 	binaries []int              // [plan platform] binaries to compile
+	upToDate []int              // [plan platform] binaries go build found up to date (nothing compiled)
+	layers   layerCount         // every unit's layers, for the build's last line
 	compiles []bool             // [plan platform] a compile has started
 	images   [][]v1.Image       // [image][platform], nil until assembled
 	checks   [][][]verify.Check // [image][platform], set with images
@@ -49,7 +51,7 @@ func newAssembler(plan *recipe.Plan, units [][]unit, b *bases, binDir string, ca
 	a := &assembler{plan: plan, units: units, bases: b, binDir: binDir, cache: cache, opts: opts, attest: at,
 		slots: newSlots(opts.Jobs, len(targetPlatforms)), pending: make([]int, len(plan.Platforms)),
 		images: make([][]v1.Image, len(units)), checks: make([][][]verify.Check, len(units)),
-		binaries: make([]int, len(plan.Platforms)), compiles: make([]bool, len(plan.Platforms)),
+		binaries: make([]int, len(plan.Platforms)), compiles: make([]bool, len(plan.Platforms)), upToDate: make([]int, len(plan.Platforms)),
 		attests: make([][]*Attestation, len(units))}
 	a.flat.readOS = at != nil
 	for i := range units {
@@ -90,19 +92,22 @@ func (a *assembler) eachUnit(k int, f func(i, j int, u unit)) {
 	}
 }
 
-// compiled records one binary for plan platform k; the last one schedules
-// its units.
-func (a *assembler) compiled(k int) {
+// compiled records one binary for plan platform k (upToDate: go build
+// compiled nothing for it); the last one schedules its units.
+func (a *assembler) compiled(k int, upToDate bool) {
 	a.slots.compiled()
 	a.mu.Lock()
 	a.pending[k]--
+	if upToDate {
+		a.upToDate[k]++
+	}
 	last := a.pending[k] == 0
 	a.mu.Unlock()
 	if !last {
 		return
 	}
 	p := a.plan.Platforms[k].Platform
-	a.opts.Progress.Event(progress.Event{Kind: progress.KindCompiled, Platform: platform.Format(p), Count: a.binaries[k]})
+	a.opts.Progress.Event(progress.Event{Kind: progress.KindCompiled, Platform: platform.Format(p), Count: a.binaries[k], UpToDate: a.upToDate[k]})
 	a.eachUnit(k, func(i, j int, u unit) {
 		// Compiled: the unit waits for a slot to write its layers.
 		a.opts.stage(a.plan.Images[i].Name, u.platform, progress.Waiting, progress.Event{})
@@ -154,9 +159,10 @@ func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 	}
 	a.opts.hooks.onAssembling(ctx, u.platform, compiling)
 	var img v1.Image
+	var fresh int
 	err := context.Cause(ctx) // the build failed or was interrupted while this unit waited for its slot
 	if err == nil {
-		img, err = a.build(ctx, i, j, follow)
+		img, fresh, err = a.build(ctx, i, j, follow)
 	}
 	if gated {
 		a.slots.release()
@@ -170,7 +176,7 @@ func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 	if err == nil && a.opts.OnImage != nil {
 		err = a.unitErr(i, j, a.opts.OnImage(uctx, name, u.platform, img))
 	}
-	a.finished(ctx, i, j, img, up, err)
+	a.finished(ctx, i, j, img, fresh, up, err)
 	return err
 }
 
@@ -194,9 +200,10 @@ func baseLayers(u unit) int {
 	return len(ls)
 }
 
-// finished reports unit (i, j) done (its digest, compressed size, new
-// layers and the bytes its uploads sent) or failed.
-func (a *assembler) finished(ctx context.Context, i, j int, img v1.Image, up *uploads, err error) {
+// finished reports unit (i, j) done (its digest, compressed size, its
+// layers and how many of them were written anew, and for a registry the
+// bytes its uploads sent: none when the registry had every blob) or failed.
+func (a *assembler) finished(ctx context.Context, i, j int, img v1.Image, fresh int, up *uploads, err error) {
 	u := a.units[i][j]
 	name := a.plan.Images[i].Name
 	if err != nil {
@@ -207,14 +214,57 @@ func (a *assembler) finished(ctx context.Context, i, j int, img v1.Image, up *up
 		a.opts.stage(name, u.platform, progress.Failed, progress.Event{Message: msg, Bytes: up.total()})
 		return
 	}
-	e := progress.Event{Bytes: up.total()}
+	e := progress.Event{Bytes: up.total(), Upload: a.opts.OnImage != nil, Count: fresh}
 	if d, derr := img.Digest(); derr == nil {
 		e.Digest = d.String()
 	}
 	if m, merr := img.Manifest(); merr == nil {
-		e.Total, e.Count = manifest.CompressedSize(m), len(m.Layers)-baseLayers(u)
+		e.Total, e.Of = manifest.CompressedSize(m), len(m.Layers)
 	}
+	a.layers.add(e.Of, fresh, e.Upload, e.Bytes)
 	a.opts.stage(name, u.platform, progress.Done, e)
+}
+
+// layerCount adds up the layers of every unit: how many, how many written
+// anew, and for a registry the bytes sent.
+type layerCount struct {
+	mu         sync.Mutex
+	all, fresh int
+	upload     bool
+	sent       int64
+}
+
+func (c *layerCount) add(all, fresh int, upload bool, sent int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.all, c.fresh, c.upload, c.sent = c.all+all, c.fresh+fresh, c.upload || upload, c.sent+sent
+}
+
+// outcome is the build's last line: binaries compiled and up to date,
+// images, layers written anew and reused, and for a registry what was
+// uploaded; nothing is counted that did not happen.
+func (a *assembler) outcome(binaries, images int) string {
+	upToDate := 0
+	a.mu.Lock()
+	for _, n := range a.upToDate {
+		upToDate += n
+	}
+	a.mu.Unlock()
+	s := progress.Count(binaries, "binary", "binaries")
+	if upToDate > 0 {
+		s += progress.Split(binaries-upToDate, "compiled", upToDate, "up to date in go's cache")
+	}
+	s += ", " + progress.Count(images, "image", "images") + " built and checked"
+	c := &a.layers
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.all > 0 {
+		s += ", " + progress.Count(c.all, "layer", "layers") + progress.Split(c.fresh, "new", c.all-c.fresh, "reused")
+	}
+	if c.upload {
+		s += ", " + progress.Uploaded(c.sent)
+	}
+	return s
 }
 
 // unitErr names unit (i, j) in err; nil stays nil.
@@ -229,28 +279,28 @@ func (a *assembler) unitErr(i, j int, err error) error {
 // leaves the machine (a streamed layer's upload commits only once its
 // Stream is allowed), and records both. follow, if set, receives each
 // layer written anew.
-func (a *assembler) build(ctx context.Context, i, j int, follow func(*layer.Stream)) (v1.Image, error) {
+func (a *assembler) build(ctx context.Context, i, j int, follow func(*layer.Stream)) (v1.Image, int, error) {
 	u := a.units[i][j]
 	lopts := layer.Options{Threads: a.slots.threads(), Follow: follow}
-	img, entries, err := assembleUnit(ctx, a.plan, u, a.bases, &a.flat, a.binDir, a.cache, a.opts, lopts)
+	img, entries, fresh, err := assembleUnit(ctx, a.plan, u, a.bases, &a.flat, a.binDir, a.cache, a.opts, lopts)
 	if err != nil {
-		return nil, a.unitErr(i, j, err)
+		return nil, 0, a.unitErr(i, j, err)
 	}
 	a.opts.stage(a.plan.Images[i].Name, u.platform, progress.Checking, progress.Event{})
 	checks, err := verifyPlatform(ctx, a.plan.Images[i].Name, a.plan.Images[i].Contract, u.platform, img, a.opts)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var at *Attestation
 	if a.attest != nil {
 		if at, err = a.attestUnit(ctx, i, j, img, entries); err != nil {
-			return nil, a.unitErr(i, j, fmt.Errorf("attestations: %w", err))
+			return nil, 0, a.unitErr(i, j, fmt.Errorf("attestations: %w", err))
 		}
 	}
 	a.mu.Lock()
 	a.images[i][j], a.checks[i][j], a.attests[i][j] = img, checks, at
 	a.mu.Unlock()
-	return img, nil
+	return img, fresh, nil
 }
 
 // attestUnit writes the attestations of unit (i, j), whose image is img

@@ -108,8 +108,7 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 	if err != nil {
 		return nil, err
 	}
-	opts.phase(progress.KindPhaseEnd, "build", fmt.Sprintf("%d %s, %d %s built and checked",
-		len(targets), progress.Plural(len(targets), "binary", "binaries"), len(res.Images), progress.Plural(len(res.Images), "image", "images")))
+	opts.phase(progress.KindPhaseEnd, "build", a.outcome(len(targets), len(res.Images)))
 	if opts.CacheDir != "" {
 		// Layers no run used for a week go, so a CI cache stays bounded.
 		if freed, err := cache.Prune(cacheMaxAge); err != nil {
@@ -177,12 +176,12 @@ func compileAndAssemble(ctx context.Context, plan *recipe.Plan, targets []crossb
 		Jobs:    opts.Jobs,
 		Logger:  opts.Logger,
 		Before:  func(_ context.Context, i int) { a.compiling(of[i]) },
-		After: func(ctx context.Context, i int) error {
+		After: func(ctx context.Context, i int, r crossbuild.Result) error {
 			if err := checkBinary(targets[i]); err != nil {
 				return err
 			}
 			opts.hooks.onCompiled(ctx, targets[i].Platform)
-			a.compiled(of[i])
+			a.compiled(of[i], r.UpToDate)
 			return nil
 		},
 	})

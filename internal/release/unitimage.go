@@ -20,11 +20,11 @@ import (
 // per COPY/ADD, then the manifest. On a base image, the Dockerfile sees the
 // base's directories and every layer's entries go where BuildKit would put
 // them on the base's filesystem (see rootfs.FS.Place).
-func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat *flatBases, binDir string, cache *layer.Cache, opts Options, lopts layer.Options) (v1.Image, []rootfs.Entry, error) {
+func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat *flatBases, binDir string, cache *layer.Cache, opts Options, lopts layer.Options) (img v1.Image, all []rootfs.Entry, fresh int, err error) {
 	im := plan.Images[u.image]
 	baseCfg, baseFS, err := readBase(ctx, im.Name, u, flat, opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	named := map[string]string{}
 	for k, v := range im.Contexts {
@@ -39,7 +39,7 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 	}
 	res, err := u.stage.Apply(baseCfg, dctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	steps := make([]manifest.Step, len(res.Steps))
 	layers, written := 0, 0
@@ -48,7 +48,7 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 			layers++
 		}
 	}
-	var all []rootfs.Entry // every entry the new layers hold, placed
+	// all: every entry the new layers hold, placed
 	for k, s := range res.Steps {
 		steps[k].History = s.History
 		if s.Entries == nil {
@@ -57,7 +57,7 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 		entries := s.Entries
 		if baseFS != nil {
 			if entries, err = baseFS.Place(entries); err != nil {
-				return nil, nil, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
+				return nil, nil, 0, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
 			}
 		}
 		written++
@@ -66,12 +66,15 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 		lopts.Epoch, lopts.Level = opts.Meta.Created, opts.CompressionLevel
 		l, hit, err := cache.Write(ctx, entries, lopts)
 		if err != nil {
-			return nil, nil, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
+			return nil, nil, 0, fmt.Errorf("layer for %q: %w", s.History.CreatedBy, err)
 		}
 		d, _ := l.Digest()
 		size, _ := l.Size()
 		opts.Logger.Info("layer written", "image", im.Name, "platform", platform.Format(u.platform),
 			"digest", d.String(), "size", size, "cached", hit, "duration", time.Since(start).Round(time.Millisecond))
+		if !hit {
+			fresh++
+		}
 		steps[k].Layer = l
 		all = append(all, entries...)
 	}
@@ -79,7 +82,7 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 	if a := b.get(u.baseRef); a != nil {
 		baseName = pinnedName(a)
 	}
-	img, err := manifest.Image(manifest.Spec{
+	img, err = manifest.Image(manifest.Spec{
 		Base:        u.base,
 		Platform:    u.platform,
 		Config:      res.Config,
@@ -88,11 +91,11 @@ func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat
 		Created:     v1.Time{Time: opts.Meta.Created},
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	d, _ := img.Digest()
 	opts.Logger.Info("image assembled", "image", im.Name, "platform", platform.Format(u.platform), "digest", d.String())
-	return img, all, nil
+	return img, all, fresh, nil
 }
 
 // readBase is u's base config and flattened filesystem (zero and nil for
