@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -106,6 +107,17 @@ func runInit(cmd *cobra.Command, env Env, f *initFlags) error {
 	fmt.Fprintf(out, "wrote %s and %s\n", initRecipe, ciPath)
 	if ciPath == initCIFragment {
 		fmt.Fprintf(out, "add it to %s:\n  include:\n    - local: %s\n", initCI, initCIFragment)
+		data, err := os.ReadFile(filepath.Join(dir, initCI))
+		if missing, merr := scaffold.MissingStages(data, scaffold.TemplateStages); err != nil || merr != nil {
+			fmt.Fprintf(out, "check that the stages: of %s hold %s (%v)\n", initCI, strings.Join(scaffold.TemplateStages, " and "), errors.Join(err, merr))
+		} else if len(missing) > 0 {
+			fmt.Fprintf(out, "and add to its stages: %s (the template's jobs run in stages %s; or set the inputs build-stage and release-stage)\n", strings.Join(missing, ", "), strings.Join(scaffold.TemplateStages, " and "))
+		}
+	}
+	if added, err := scaffold.IgnoreOutput(dir); err != nil {
+		return fmt.Errorf(".gitignore: %w", err)
+	} else if added {
+		fmt.Fprintln(out, "added /out/ (build's output) to .gitignore")
 	}
 	fmt.Fprintln(out, "next: helperbuild build   (an OCI layout in out/oci; check it with helperbuild verify)")
 	return nil

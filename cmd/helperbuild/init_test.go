@@ -64,7 +64,8 @@ func TestInitBuildsTheExample(t *testing.T) {
 
 	code, stdout, stderr := run(t, baseEnv(), "init")
 	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, "wrote helperbuild.yaml and .gitlab-ci.yml\nnext: helperbuild build   (an OCI layout in out/oci; check it with helperbuild verify)\n", stdout)
+	assert.Equal(t, "wrote helperbuild.yaml and .gitlab-ci.yml\nadded /out/ (build's output) to .gitignore\nnext: helperbuild build   (an OCI layout in out/oci; check it with helperbuild verify)\n", stdout)
+	assert.Equal(t, "/out/\n", readFile(t, filepath.Join(dir, ".gitignore")))
 	written := readFile(t, filepath.Join(dir, "helperbuild.yaml"))
 	ci := readFile(t, filepath.Join(dir, ".gitlab-ci.yml"))
 	assert.Equal(t, "# --- helperbuild.yaml\n"+written+"\n# --- .gitlab-ci.yml\n"+ci, printed)
@@ -86,6 +87,7 @@ func TestInitBuildsTheExample(t *testing.T) {
 	assert.Contains(t, written, "\n    # contract: runner\n")
 	assert.Equal(t, "gitlab-runner", plan.Images[1].Name)
 	assert.Contains(t, ci, "\n    # the template at the commit of the development build of helperbuild (dev) that wrote this; change ref to a release tag\n    ref: "+testRevision+"\n    file: ci/gitlab/release.gitlab-ci.yml\n")
+	assert.Contains(t, ci, "\n      setup: command -v helperbuild >/dev/null 2>&1 || GOBIN=/usr/local/bin go install github.com/helperbuild/helperbuild/cmd/helperbuild@"+testRevision+"\n", "the jobs install the helperbuild of ref")
 
 	// A second init refuses, and changes nothing.
 	code, stdout, stderr = run(t, baseEnv(), "init")
@@ -122,6 +124,38 @@ func TestInitBuildsTheExample(t *testing.T) {
 	want := digests(exampleCopy(t))
 	assert.Equal(t, want, got)
 	require.Len(t, got, 12)
+}
+
+// TestInitStagesAndGitignore: beside a .gitlab-ci.yml whose stages: lack
+// the template's, init names the stages to add; an existing .gitignore
+// gets /out/ appended once (a missing final newline kept apart), and one
+// that already ignores out is left alone.
+func TestInitStagesAndGitignore(t *testing.T) {
+	for _, tc := range []struct{ name, ci, ignore, wantIgnore, stagesLine string }{
+		{"stages test only", "stages: [test]\ntest:\n  stage: test\n  script: go test ./...\n", "bin/", "bin/\n/out/\n",
+			"and add to its stages: build, deploy (the template's jobs run in stages build and deploy; or set the inputs build-stage and release-stage)\n"},
+		{"stages with deploy", "stages:\n  - build\n  - test\n  - deploy\n", "out/\n", "out/\n", ""},
+		{"GitLab's default stages", "test:\n  script: go test ./...\n", "", "/out/\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := exampleCopy(t, "helperbuild.yaml")
+			require.NoError(t, os.WriteFile(filepath.Join(dir, ".gitlab-ci.yml"), []byte(tc.ci), 0o644))
+			if tc.ignore != "" {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(tc.ignore), 0o644))
+			}
+			t.Chdir(dir)
+			code, stdout, stderr := run(t, baseEnv(), "init")
+			require.Equal(t, 0, code, stderr)
+			assert.Equal(t, tc.wantIgnore, readFile(t, filepath.Join(dir, ".gitignore")))
+			assert.Equal(t, tc.wantIgnore != tc.ignore, strings.Contains(stdout, "added /out/ (build's output) to .gitignore\n"), stdout)
+			if tc.stagesLine == "" {
+				assert.NotContains(t, stdout, "stages", stdout)
+			} else {
+				assert.Contains(t, stdout, "    - local: .gitlab/ci/helperbuild.gitlab-ci.yml\n"+tc.stagesLine)
+			}
+			assert.Equal(t, tc.ci, readFile(t, filepath.Join(dir, ".gitlab-ci.yml")), "init never edits the pipeline")
+		})
+	}
 }
 
 // TestInitBesideAGitLabCI: a project with its own .gitlab-ci.yml gets the

@@ -12,6 +12,7 @@ import (
 )
 
 type mergeFlags struct {
+	noLatest     bool
 	platforms    string
 	config       string
 	repo         string
@@ -52,6 +53,7 @@ a platform missing or given twice, and a manifest the registry does not have.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.platforms, "platforms", "", "the release's platforms, in index order (default: the list the parts record; when they all record one, it must be that list)")
 	fl.StringVar(&f.config, "config", "", "check that every part was built from this recipe (helperbuild.yaml)")
+	fl.BoolVar(&f.noLatest, "no-latest", false, "write every tag the parts name except latest (the CI template's release from a branch)")
 	fl.StringVar(&f.repo, "repo", "", "publish every image under PREFIX/<image name> instead of where the parts were pushed (blobs are mounted from there)")
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "write the result (digests, tags, platforms) as JSON to this file")
 	fl.StringVar(&f.dotenv, "dotenv", "", "write each image's reference pinned by digest and its tag as GitLab's artifacts:reports:dotenv to this file")
@@ -82,7 +84,7 @@ func runMerge(cmd *cobra.Command, env Env, f *mergeFlags, args []string) error {
 		return err
 	}
 	pm, err := release.PrepareMerge(release.MergeRequest{
-		Command: cmd.CommandPath(), Parts: paths, Platforms: ps, AllPlatforms: all, Config: f.config, Repo: f.repo,
+		Command: cmd.CommandPath(), Parts: paths, Platforms: ps, AllPlatforms: all, Config: f.config, Repo: f.repo, NoLatest: f.noLatest,
 		Registry: f.retry.registry(env, f.insecure), Outputs: release.Outputs{Metadata: f.metadataFile, Dotenv: f.dotenv}, Sign: signReq,
 	})
 	if err != nil {

@@ -31,6 +31,9 @@ type MergeOptions struct {
 	// under (PREFIX/<image name>) instead of where its parts were pushed;
 	// their blobs are mounted from there.
 	Repo string
+	// NoLatest drops the tag latest the parts name (merge --no-latest):
+	// a release from a branch moves no latest.
+	NoLatest bool
 	// Images says how to reach registries; its Insecure list also parses
 	// the parts' repositories.
 	Images imageref.Options
@@ -230,7 +233,7 @@ func newMergeImage(n string, pis []part.Image, list []v1.Platform, opts MergeOpt
 		}
 		var tags []string
 		for _, pi := range pis {
-			for _, t := range pi.Tags {
+			for _, t := range opts.tags(pi.Tags) {
 				if !slices.Contains(tags, t) {
 					tags = append(tags, t)
 				}
@@ -244,9 +247,18 @@ func newMergeImage(n string, pis []part.Image, list []v1.Platform, opts MergeOpt
 		if err != nil {
 			return nil, err
 		}
-		mi.placements = append(mi.placements, publish.Placement{Repository: repo, Tags: pi.Tags})
+		mi.placements = append(mi.placements, publish.Placement{Repository: repo, Tags: opts.tags(pi.Tags)})
 	}
 	return mi, nil
+}
+
+// tags are a part's image tags this merge writes: all, or all but latest
+// with NoLatest.
+func (o MergeOptions) tags(tags []string) []string {
+	if !o.NoLatest {
+		return tags
+	}
+	return slices.DeleteFunc(slices.Clone(tags), func(t string) bool { return t == "latest" })
 }
 
 // add takes the entries of f's image pi: its platforms' images at their

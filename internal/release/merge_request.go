@@ -30,7 +30,9 @@ type MergeRequest struct {
 	// Config is --config: every part must come from this recipe.
 	Config string
 	// Repo is --repo: publish under PREFIX/<image name>.
-	Repo     string
+	Repo string
+	// NoLatest is --no-latest: write every tag the parts name but latest.
+	NoLatest bool
 	Registry Registry
 	// Outputs are the metadata and dotenv files (merge writes no
 	// attestation files: it has digests only).
@@ -52,7 +54,7 @@ type PreparedMerge struct {
 // PrepareMerge checks req and reads its parts, before anything is read
 // from a registry.
 func PrepareMerge(req MergeRequest) (*PreparedMerge, error) {
-	opts := MergeOptions{Repo: req.Repo}
+	opts := MergeOptions{Repo: req.Repo, NoLatest: req.NoLatest}
 	if err := checkInsecure(req.Registry.Insecure); err != nil {
 		return nil, err
 	}

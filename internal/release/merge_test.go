@@ -383,3 +383,23 @@ func TestMergeImagesInReleaseOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeNoLatest: --no-latest (the CI template's release from a branch)
+// writes every tag the parts name but latest, in place or under --repo,
+// and leaves the index digest alone; without it latest is written.
+func TestMergeNoLatest(t *testing.T) {
+	f := newFanOut(t, "linux/amd64,linux/arm64", false, "helper")
+	for _, repo := range []string{"", f.host + "/final"} {
+		opts := f.options()
+		opts.NoLatest, opts.Repo = true, repo
+		m, err := PlanMerge(f.parts, opts)
+		require.NoError(t, err)
+		for _, pl := range m.Naming()["helper"] {
+			assert.Equal(t, []string{"v1.2.3"}, pl.Tags, repo)
+		}
+	}
+	m, err := PlanMerge(f.parts, f.options())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.2.3", "latest"}, m.Naming()["helper"][0].Tags)
+	assert.Equal(t, []string{"v1.2.3", "latest"}, f.parts[0].Images[0].Tags, "the parts are not changed")
+}

@@ -134,10 +134,13 @@ images:
 // gitlab-runner-release).
 func CI(r *Repo, project, ref, refComment string) []byte {
 	var buf bytes.Buffer
-	_ = ciTemplate.Execute(&buf, map[string]any{"Project": project, "Ref": ref, "RefComment": refComment, "Name": jobName(r.Module),
+	_ = ciTemplate.Execute(&buf, map[string]any{"Project": project, "Ref": ref, "RefComment": refComment, "Name": jobName(r.Module), "Command": CommandPackage,
 		"Platforms": strings.Join(Platforms, ", ")})
 	return buf.Bytes()
 }
+
+// CommandPackage is helperbuild's main package, what go install installs.
+const CommandPackage = "github.com/helperbuild/helperbuild/cmd/helperbuild"
 
 // jobName is the last element of module as the template's name input
 // takes it ([a-z0-9][a-z0-9-]*); "release" when nothing of it is left.
@@ -169,6 +172,8 @@ include:
     inputs:
       name: {{.Name}}
       platforms: [{{.Platforms}}]
+      # the helperbuild the jobs run: the one at ref, never @latest
+      setup: command -v helperbuild >/dev/null 2>&1 || GOBIN=/usr/local/bin go install {{.Command}}@{{.Ref}}
     rules:
       - if: $CI_COMMIT_TAG
 `))

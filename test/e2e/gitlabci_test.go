@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,7 +106,10 @@ func TestGitLabCITemplate(t *testing.T) {
 		for _, img := range merged.Images {
 			one := single.image(t, img.Name)
 			assert.Equal(t, one.Digest, img.Digest, "image %s: fan-out in CI vs one push in the same job environment", img.Name)
-			assert.ElementsMatch(t, one.tagNames(), img.tagNames(), "image %s", img.Name)
+			// A branch pipeline (no CI_COMMIT_TAG): the template's latest input is
+			// tag-pipelines, so the merge writes every tag of the push but latest.
+			want := slices.DeleteFunc(one.tagNames(), func(t string) bool { return t == "latest" })
+			assert.ElementsMatch(t, want, img.tagNames(), "image %s", img.Name)
 		}
 	})
 
