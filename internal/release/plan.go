@@ -118,16 +118,49 @@ func withBasePlatforms(ctx context.Context, plan *recipe.Plan, files []*dockerfi
 	return plan, nil
 }
 
+// missingPlatforms is one error per image and base that lacks platforms,
+// naming every platform it lacks, joined; nil when no base lacks any.
+func missingPlatforms(plan *recipe.Plan, missing [][]*imageref.MissingPlatformError) error {
+	var out []error
+	for i := range missing {
+		var refs []string
+		byRef := map[string][]v1.Platform{}
+		offered := map[string][]v1.Platform{}
+		for _, m := range missing[i] {
+			if m == nil {
+				continue
+			}
+			if _, ok := byRef[m.Ref]; !ok {
+				refs = append(refs, m.Ref)
+			}
+			byRef[m.Ref], offered[m.Ref] = append(byRef[m.Ref], m.Platform), m.Offered
+		}
+		for _, ref := range refs {
+			ps, p := platform.FormatList(byRef[ref]), platform.Format(byRef[ref][0])
+			way := fmt.Sprintf("drop the platform, use a base that has it, or give %s a base of its own with base: {%s: REF}", p, p)
+			if len(byRef[ref]) > 1 {
+				way = fmt.Sprintf("drop those platforms, use a base that has them, or give each a base of its own with base: {%s: REF, ...}", p)
+			}
+			out = append(out, fmt.Errorf("image %s: base %s has no %s (it offers: %s): %s under the image in helperbuild.yaml",
+				plan.Images[i].Name, ref, ps, platform.FormatList(offered[ref]), way))
+		}
+	}
+	return errors.Join(out...)
+}
+
 // fetchBases reads each unit's base manifest and config. They are two
 // round trips to the registry per platform before the first compile; they
-// go out together, and the first failure in unit order is the one
-// reported.
+// go out together. Every platform a base lacks is reported, one line per
+// image and base naming them all (issue 25: a base lacking three platforms
+// named one); otherwise the first failure in unit order.
 func fetchBases(plan *recipe.Plan, units [][]unit, b *bases) error {
 	errs := make([][]error, len(units))
+	missing := make([][]*imageref.MissingPlatformError, len(units))
 	var g errgroup.Group
 	g.SetLimit(baseFetches)
 	for i := range units {
 		errs[i] = make([]error, len(units[i]))
+		missing[i] = make([]*imageref.MissingPlatformError, len(units[i]))
 		for j := range units[i] {
 			u := &units[i][j]
 			if u.baseRef == "scratch" {
@@ -135,12 +168,8 @@ func fetchBases(plan *recipe.Plan, units [][]unit, b *bases) error {
 			}
 			g.Go(func() error {
 				img, dig, err := b.get(u.baseRef).ImageFor(u.platform)
-				var missing *imageref.MissingPlatformError
 				switch {
-				case errors.As(err, &missing):
-					p := platform.Format(u.platform)
-					errs[i][j] = fmt.Errorf("image %s: base %s has no %s (it offers: %s): drop the platform, use a base that has it, or give %s a base of its own with base: {%s: REF} under the image in helperbuild.yaml",
-						plan.Images[i].Name, missing.Ref, p, platform.FormatList(missing.Offered), p, p)
+				case errors.As(err, &missing[i][j]):
 					return nil
 				case err != nil:
 					errs[i][j] = fmt.Errorf("image %s: %w", plan.Images[i].Name, err)
@@ -151,7 +180,10 @@ func fetchBases(plan *recipe.Plan, units [][]unit, b *bases) error {
 			})
 		}
 	}
-	_ = g.Wait() // the errors are in errs
+	_ = g.Wait() // the errors are in errs and missing
+	if err := missingPlatforms(plan, missing); err != nil {
+		return err
+	}
 	for i := range errs {
 		for _, err := range errs[i] {
 			if err != nil {

@@ -258,3 +258,19 @@ func TestReadBaseOnce(t *testing.T) {
 	_, err = imageref.Read(context.Background(), a, imageref.Options{})
 	assert.ErrorContains(t, err, "not an OCI layout")
 }
+
+// TestBaseMissingPlatformsAllNamed: a base lacking three of the release's
+// platforms is one line naming all three (issue 25: it named one), before
+// anything compiles.
+func TestBaseMissingPlatformsAllNamed(t *testing.T) {
+	_, base := busyboxLike(t, "linux/amd64", "linux/arm64")
+	dir := module(t)
+	plan, err := recipe.PackagePlan(recipe.Package{Dir: dir, Main: "./cmd/hello", Base: base,
+		Platforms: platforms(t, "linux/amd64,linux/arm/v7,linux/ppc64le,linux/s390x")})
+	require.NoError(t, err)
+	opts := options(t)
+	opts.Go = filepath.Join(t.TempDir(), "no-go") // never run
+	_, err = Build(context.Background(), plan, opts)
+	require.Error(t, err)
+	assert.Equal(t, "image hello: base "+base+" has no linux/arm/v7,linux/ppc64le,linux/s390x (it offers: linux/amd64,linux/arm64): drop those platforms, use a base that has them, or give each a base of its own with base: {linux/arm/v7: REF, ...} under the image in helperbuild.yaml", err.Error())
+}
