@@ -126,9 +126,6 @@ func Explain(err error) error {
 		}
 		return &RegistryError{Host: host, Kind: Unauthorized, Err: err, what: what}
 	}
-	if errors.As(err, &terr) {
-		return answered(err, terr)
-	}
 	var unknown x509.UnknownAuthorityError
 	var hostname x509.HostnameError
 	var invalid x509.CertificateInvalidError
@@ -152,6 +149,9 @@ func Explain(err error) error {
 			what += fmt.Sprintf(" (gave up after %d attempts)", rerr.Attempts)
 		}
 		return &RegistryError{Host: hostOf(err), Kind: Unreachable, Err: err, what: what}
+	}
+	if errors.As(err, &terr) {
+		return answered(err, terr)
 	}
 	return err
 }
