@@ -18,10 +18,10 @@ import (
 )
 
 // pushBase pushes a small multi-platform OCI base image to ref: one image per
-// platform, each with one tiny layer (a few files naming its platform) and a
-// config with PATH, so ko and helperbuild both have something real to put
+// platform, each with one layer from layerOf (tinyLayer: a few files naming
+// its platform; busyboxLayer: busybox with an apk database) and a config with PATH, so ko and helperbuild both have something real to put
 // their binary on.
-func pushBase(ctx context.Context, ref string, platforms []v1.Platform) (v1.Hash, error) {
+func pushBase(ctx context.Context, ref string, platforms []v1.Platform, layerOf func(v1.Platform, time.Time) (v1.Layer, error)) (v1.Hash, error) {
 	tag, err := name.ParseReference(ref)
 	if err != nil {
 		return v1.Hash{}, err
@@ -29,7 +29,7 @@ func pushBase(ctx context.Context, ref string, platforms []v1.Platform) (v1.Hash
 	epoch := time.Unix(1700000000, 0).UTC()
 	var adds []mutate.IndexAddendum
 	for _, p := range platforms {
-		layer, err := tinyLayer(p, epoch)
+		layer, err := layerOf(p, epoch)
 		if err != nil {
 			return v1.Hash{}, err
 		}

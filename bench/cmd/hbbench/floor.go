@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -68,6 +69,7 @@ func floorBuild(ctx context.Context, cfg *config, w *workload, outDir, ldflags s
 	sem := make(chan struct{}, cfg.jobs)
 	errs := make([]error, len(cfg.platforms))
 	var logMu sync.Mutex
+	var cpu atomic.Int64 // user+sys of every go build and its children
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i, p := range cfg.platforms {
@@ -88,6 +90,9 @@ func floorBuild(ctx context.Context, cfg *config, w *workload, outDir, ldflags s
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 			b, err := cmd.CombinedOutput()
+			if ps := cmd.ProcessState; ps != nil {
+				cpu.Add(int64(ps.UserTime() + ps.SystemTime()))
+			}
 			logMu.Lock()
 			fmt.Fprintf(log, "\n$ (cd %s && GOOS/GOARCH for %s go %s)\n%s", w.Dir, p, strings.Join(args, " "), b)
 			logMu.Unlock()
@@ -103,5 +108,5 @@ func floorBuild(ctx context.Context, cfg *config, w *workload, outDir, ldflags s
 			return sample{}, err
 		}
 	}
-	return sample{Wall: wall}, nil
+	return sample{Wall: wall, ChildCPU: time.Duration(cpu.Load())}, nil
 }

@@ -29,8 +29,9 @@ type config struct {
 	jobs         int      // --jobs and floor parallelism
 	platforms    []string // the release's platforms
 	memPlatforms []string // platforms of the memory comparison
-	workloads    []string // example, bigmain
+	workloads    []string // example, mid, bigmain
 	koVersion    string   // "" or "none": no ko
+	koSBOM       string   // ko's --sbom: spdx (beside helperbuild's default attestations) or none
 	memory       bool     // run the 60 MB / 120 MB memory comparison
 	busy         int      // busy loops beside every timed command of the busy rounds; 0: idle only
 	hugeMB       int      // size of the blob embedded in bigmain/huge
@@ -49,8 +50,9 @@ func main() {
 	flag.IntVar(&cfg.jobs, "jobs", runtime.NumCPU(), "parallel builds (helperbuild --jobs, ko --jobs, floor)")
 	flag.StringVar(&platforms, "platforms", "linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x", "release platforms")
 	flag.StringVar(&memPlatforms, "mem-platforms", "linux/amd64,linux/arm64", "platforms of the memory comparison")
-	flag.StringVar(&workloads, "workloads", "example,bigmain", "workloads: example (examples/gitlab-runner helper), bigmain (bench/bigmain)")
+	flag.StringVar(&workloads, "workloads", "example,mid,bigmain", "workloads: example (examples/gitlab-runner helper), mid (bench/bigmain/mid, 12 MB, on a busybox base), bigmain (bench/bigmain, 48 MB)")
 	flag.StringVar(&cfg.koVersion, "ko", "v0.19.1", `ko version to install from the Go module proxy into a temporary GOBIN; "none" skips ko`)
+	flag.StringVar(&cfg.koSBOM, "ko-sbom", "spdx", "ko's --sbom: spdx (an SBOM per platform, like helperbuild's default attestations) or none")
 	flag.BoolVar(&cfg.memory, "memory", true, "run the peak-memory comparison (bigmain vs bigmain/huge)")
 	flag.IntVar(&cfg.busy, "busy", runtime.NumCPU(), "in each round, run every release step again beside this many busy loops (one per CPU by default); 0: idle only")
 	flag.IntVar(&cfg.hugeMB, "huge-mib", 70, "MiB of incompressible bytes embedded in bigmain/huge (48 MB + 70 MiB = about 120 MB)")
@@ -150,6 +152,7 @@ func benchmark(ctx context.Context, cfg *config) (err error) {
 	defer b.proxy.Stop()
 	b.host = "localhost:" + strings.TrimPrefix(b.proxy.Addr, "127.0.0.1:")
 	b.base = b.host + "/base/tiny:1"
+	b.busybox = b.host + "/base/busybox:1"
 	if err := b.pushBase(ctx); err != nil {
 		return err
 	}

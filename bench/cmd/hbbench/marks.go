@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -9,19 +10,47 @@ import (
 	"time"
 )
 
+// event is the part of one helperbuild progress event (--progress json,
+// internal/progress.Event) the breakdown reads.
+type event struct {
+	Time     time.Time     `json:"time"`
+	Kind     string        `json:"kind"`
+	Phase    string        `json:"phase"`
+	Image    string        `json:"image"`
+	Platform string        `json:"platform"`
+	Stage    string        `json:"stage"`
+	Count    int           `json:"count"`
+	Duration time.Duration `json:"duration"`
+	Message  string        `json:"message"`
+	Fields   []struct {
+		Key   string `json:"key"`
+		Value string `json:"value"`
+	} `json:"fields"`
+}
+
+// field is the value of a logged event's key, "" if absent.
+func (e event) field(key string) string {
+	for _, f := range e.Fields {
+		if f.Key == key {
+			return f.Value
+		}
+	}
+	return ""
+}
+
 // stampWriter prefixes every line written to it with the time since start
-// and remembers when each helperbuild log message (msg=NAME) was last seen,
-// so the report can split a run into phases.
+// and keeps the helperbuild progress events among them (JSON lines), so
+// the report can split a run into phases.
 type stampWriter struct {
-	mu    sync.Mutex
-	w     io.Writer
-	start time.Time
-	buf   []byte
-	marks map[string]time.Duration
+	mu     sync.Mutex
+	w      io.Writer
+	start  time.Time
+	buf    []byte
+	events []event
 }
 
 func newStampWriter(w io.Writer, start time.Time) *stampWriter {
-	return &stampWriter{w: w, start: start, marks: map[string]time.Duration{}}
+	return &stampWriter{w: w, start: start}
 }
 
 func (s *stampWriter) Write(p []byte) (int, error) {
@@ -40,26 +69,23 @@ func (s *stampWriter) Write(p []byte) (int, error) {
 }
 
 func (s *stampWriter) line(l string) {
-	at := time.Since(s.start)
-	fmt.Fprintf(s.w, "[%7.3fs] %s\n", at.Seconds(), l)
-	if _, rest, ok := strings.Cut(l, "msg="); ok {
-		name := rest
-		if strings.HasPrefix(name, `"`) {
-			name, _, _ = strings.Cut(name[1:], `"`)
-		} else {
-			name, _, _ = strings.Cut(name, " ")
-		}
-		s.marks[name] = at
+	fmt.Fprintf(s.w, "[%7.3fs] %s\n", time.Since(s.start).Seconds(), l)
+	if !strings.HasPrefix(l, "{") {
+		return
+	}
+	var e event
+	if json.Unmarshal([]byte(l), &e) == nil && e.Kind != "" && !e.Time.IsZero() {
+		s.events = append(s.events, e)
 	}
 }
 
-// flush writes a last unterminated line and returns the marks.
-func (s *stampWriter) flush() map[string]time.Duration {
+// flush writes a last unterminated line and returns the events.
+func (s *stampWriter) flush() []event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.buf) > 0 {
 		s.line(string(s.buf))
 		s.buf = nil
 	}
-	return s.marks
+	return s.events
 }

@@ -25,7 +25,6 @@ type row struct {
 	BusyCompare string   // the same for the busy runs
 	Target      string
 	OK          string // "yes", "NO" or "", then "; busy yes" or "; busy NO"
-	Phases      bool   // list helperbuild's phases under the table
 }
 
 // summaryRow is one workload's push ratios, idle and busy (0: not measured).
@@ -214,6 +213,7 @@ func (b *bench) report() string {
 		strings.Join(cfg.platforms, ","), cfg.jobs, cfg.runs, cfg.warmups)
 	fmt.Fprintf(&sb, "- times: wall clock, median of the rounds; \"compared\": median over rounds of the per-round ratio (or difference)\n")
 	fmt.Fprintf(&sb, "- registry: docker-registry on 127.0.0.1 behind a counting proxy; \"uploaded\" = request bytes of blob uploads (median per run)\n")
+	fmt.Fprintf(&sb, "- CPU: user+sys seconds (median) of the measured process itself + of its go build children (wait4 minus the children's time in /proc/PID/stat, sampled every 5 ms); for the floor, of the go builds\n")
 	fmt.Fprintf(&sb, "- peak RSS = VmHWM of the measured process alone (not its go build children), sampled every 5 ms; median of runs\n")
 	busy := cfg.busy > 0
 	if busy {
@@ -221,11 +221,11 @@ func (b *bench) report() string {
 	}
 	sb.WriteString("\n")
 	if busy {
-		sb.WriteString("| workload | step | median | min – max | compared | busy: median (min – max) | busy: compared | target | met | uploaded | peak RSS |\n")
-		sb.WriteString("|---|---|---:|---:|---|---:|---|---|---|---:|---:|\n")
+		sb.WriteString("| workload | step | median | min – max | compared | busy: median (min – max) | busy: compared | target | met | uploaded | peak RSS | CPU: self + go builds |\n")
+		sb.WriteString("|---|---|---:|---:|---|---:|---|---|---|---:|---:|---:|\n")
 	} else {
-		sb.WriteString("| workload | step | median | min – max | compared | target | met | uploaded | peak RSS |\n")
-		sb.WriteString("|---|---|---:|---:|---|---|---|---:|---:|\n")
+		sb.WriteString("| workload | step | median | min – max | compared | target | met | uploaded | peak RSS | CPU: self + go builds |\n")
+		sb.WriteString("|---|---|---:|---:|---|---|---|---:|---:|---:|\n")
 	}
 	for _, r := range b.rows {
 		med, rng := timesCell(r.Samples)
@@ -242,6 +242,7 @@ func (b *bench) report() string {
 		if r.RSS {
 			rss = fmtMiB(medianRSS(r.Samples))
 		}
+		cpu := cpuSum(r.Samples)
 		step := r.Step
 		if r.Note != "" {
 			step += ": " + r.Note
@@ -251,20 +252,18 @@ func (b *bench) report() string {
 			if bmed != "" {
 				bmed += " (" + brng + ")"
 			}
-			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Workload, step, med, rng, r.Compare, bmed, r.BusyCompare, r.Target, r.OK, up, rss)
+			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Workload, step, med, rng, r.Compare, bmed, r.BusyCompare, r.Target, r.OK, up, rss, cpu)
 		} else {
-			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Workload, step, med, rng, r.Compare, r.Target, r.OK, up, rss)
+			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Workload, step, med, rng, r.Compare, r.Target, r.OK, up, rss, cpu)
 		}
 	}
-	for _, r := range b.rows {
-		if !r.Phases {
-			continue
-		}
-		if p := phases(r.Samples); p != "" {
-			fmt.Fprintf(&sb, "\n- %s, %s — phases from helperbuild's log (median): %s", r.Workload, r.Step, p)
-		}
-		if p := phases(r.Busy); p != "" {
-			fmt.Fprintf(&sb, "\n- %s, %s, busy — phases (median): %s", r.Workload, r.Step, p)
+	for _, sec := range b.sections {
+		fmt.Fprintf(&sb, "\n#### Where the time goes: %s\n\n", sec.title)
+		sb.WriteString("From helperbuild's progress events (`--progress json -v`), relative to the process start (\"start\"); \"last link → exit\" is the fixed cost after the compiler, \"start → first compile\" the one before it. CPU: user+sys from wait4 and /proc/PID/stat (clock ticks of 10 ms).\n\n")
+		sb.WriteString(runPhaseTable(sec.cols))
+		for _, pt := range sec.platforms {
+			fmt.Fprintf(&sb, "\nPer platform, %s:\n\n", pt.name)
+			sb.WriteString(platformPhaseTable(cfg.platforms, pt.idle, pt.busy))
 		}
 	}
 	sb.WriteString("\n")
@@ -279,27 +278,18 @@ func (b *bench) report() string {
 	return sb.String()
 }
 
-// phases splits helperbuild runs at its log messages: the last "compiled"
-// (every link done), "built" (every platform assembled, checked and, for
-// push, its blobs uploaded), "verified" (the index checks) and the end
-// (manifests, index and tags). The stretch from the last link to "built"
-// is what the release waits for after the compiler.
-func phases(s []sample) string {
-	var compiled, tail, verify, publish []sample
-	for _, x := range s {
-		ct, ok0 := x.Marks["compiled"]
-		bt, ok1 := x.Marks["built"]
-		vt, ok2 := x.Marks["verified"]
-		if !ok0 || !ok1 || !ok2 {
-			return ""
-		}
-		compiled = append(compiled, sample{Wall: ct})
-		tail = append(tail, sample{Wall: bt - ct})
-		verify = append(verify, sample{Wall: vt - bt})
-		publish = append(publish, sample{Wall: x.Wall - vt})
+// cpuSum is the median CPU of the process itself and of its go builds
+// ("+ N" alone for the floor, which is go builds only), in seconds.
+func cpuSum(s []sample) string {
+	self := cpuCell(s, func(x sample) time.Duration { return x.CPU })
+	kids := cpuCell(s, func(x sample) time.Duration { return x.ChildCPU })
+	if kids == "" {
+		return ""
 	}
-	return fmt.Sprintf("start → last link done %s; → every platform assembled, checked (and its blobs uploaded) %s; index check %s; manifests, index, tags %s",
-		fmtDur(median(compiled)), fmtDur(median(tail)), fmtDur(median(verify)), fmtDur(median(publish)))
+	if self == "0.00" {
+		return "+ " + kids + " s"
+	}
+	return self + " + " + kids + " s"
 }
 
 func orNA(v string, err error) string {

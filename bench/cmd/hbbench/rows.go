@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Targets (issues 7 and 17): idle, push within 10 % of the floor and in at
 // most three quarters of ko's time; beside busy loops, within 30 % of the
@@ -50,20 +53,21 @@ func (b *bench) releaseRows(w *workload, idle, busy *modeSteps) {
 		b.add(row{Workload: title, Step: "helperbuild build / push", Note: "not measured: " + b.hbErr.Error()})
 	} else {
 		r := times("helperbuild build → oci:DIR", hbBuildOf)
-		r.RSS, r.Phases = true, true
+		r.RSS = true
 		r.ratios(idle, busy, hbBuildOf, floorFullOf, "floor")
 		r = times("helperbuild push → registry", hbPushOf)
-		r.RSS, r.Bytes, r.Phases = true, true, true
+		r.RSS, r.Bytes = true, true
 		r.ratios(idle, busy, hbPushOf, floorFullOf, "floor")
 		r.judge(idle, busy, hbPushOf, floorFullOf, idlePushFloor, busyPushFloor, "floor")
 		b.noopRow(title, idle, busy)
 		b.attestRow(title, idle, busy)
+		b.breakdownSection(title, idle, busy)
 	}
 	if idle.ko == nil {
 		b.add(row{Workload: title, Step: "ko build --bare", Note: "not measured: " + b.koErr.Error()})
 		return
 	}
-	r := times("ko build --bare → registry", koOf)
+	r := times("ko build --bare --sbom="+b.cfg.koSBOM+" → registry", koOf)
 	r.RSS, r.Bytes = true, true
 	r.ratios(idle, busy, koOf, floorFullOf, "floor")
 	if idle.hbPush != nil {
@@ -109,7 +113,7 @@ func (b *bench) noopRow(title string, idle, busy *modeSteps) {
 		return fmt.Sprintf("%+.2f s vs floor no-op", d.Seconds()), verdict(d.Seconds() <= 1 && maxUp(m.hbNoop.samples) == 0)
 	}
 	r := b.add(row{Workload: title, Step: "helperbuild push again, nothing changed", Samples: idle.get(hbNoopOf), Busy: busy.get(hbNoopOf),
-		RSS: true, Bytes: true, Phases: true, Target: "≤ +1 s, 0 B uploaded"})
+		RSS: true, Bytes: true, Target: "≤ +1 s, 0 B uploaded"})
 	r.Compare, r.OK = judge(idle)
 	if busy != nil {
 		var ok string
@@ -132,8 +136,10 @@ func (b *bench) attestRow(title string, idle, busy *modeSteps) {
 			upPlain, mfPlain = append(upPlain, s.Up.BlobBytes), append(mfPlain, s.Up.ManifestBytes)
 		}
 		d := pairedDiff(with, without)
-		return fmt.Sprintf("%+.2f s (%+.1f %%), %s blobs, %s manifests", d.Seconds(),
-			100*(pairedRatio(with, without)-1), signedBytes(medianInt(up)-medianInt(upPlain)), signedBytes(medianInt(mf)-medianInt(mfPlain)))
+		cpu := pairedCPUDiff(with, without)
+		return fmt.Sprintf("%+.2f s (%+.1f %%), CPU of helperbuild itself %+.2f s (%+.1f %% of the push's CPU, go builds included), %s blobs, %s manifests", d.Seconds(),
+			100*(pairedRatio(with, without)-1), cpu.Seconds(), 100*cpu.Seconds()/medianTotalCPU(with).Seconds(),
+			signedBytes(medianInt(up)-medianInt(upPlain)), signedBytes(medianInt(mf)-medianInt(mfPlain)))
 	}
 	r := b.add(row{Workload: title, Step: "helperbuild push --attest none (attestations off)", Samples: idle.get(hbPlainOf), Busy: busy.get(hbPlainOf),
 		RSS: true, Bytes: true})
@@ -148,4 +154,58 @@ func signedBytes(n int64) string {
 		return "-" + fmtBytes(-n)
 	}
 	return "+" + fmtBytes(n)
+}
+
+// section is one workload's breakdown: run phases of several steps, and
+// per platform phases of some.
+type section struct {
+	title     string
+	cols      []breakdownColumn
+	platforms []struct {
+		name       string
+		idle, busy []sample
+	}
+}
+
+// breakdownSection adds w's phase tables: every helperbuild step, idle and
+// busy; per platform, the push with and without attestations.
+func (b *bench) breakdownSection(title string, idle, busy *modeSteps) {
+	sec := section{title: title}
+	for _, c := range []struct {
+		name string
+		f    of
+	}{{"build → oci", hbBuildOf}, {"push", hbPushOf}, {"push --attest none", hbPlainOf}, {"push, nothing changed", hbNoopOf}} {
+		sec.cols = append(sec.cols, breakdownColumn{name: c.name, samples: idle.get(c.f)})
+		if busy != nil {
+			sec.cols = append(sec.cols, breakdownColumn{name: c.name + ", busy", samples: busy.get(c.f)})
+		}
+	}
+	sec.platforms = append(sec.platforms, struct {
+		name       string
+		idle, busy []sample
+	}{"push (attestations in the index)", idle.get(hbPushOf), busy.get(hbPushOf)}, struct {
+		name       string
+		idle, busy []sample
+	}{"push --attest none", idle.get(hbPlainOf), busy.get(hbPlainOf)})
+	b.sections = append(b.sections, sec)
+}
+
+// pairedCPUDiff is the median over rounds of the difference of the
+// processes' own CPU time (go builds not included).
+func pairedCPUDiff(s, base []sample) time.Duration {
+	n := min(len(s), len(base))
+	d := make([]sample, n)
+	for i := range n {
+		d[i] = sample{Wall: s[i].CPU - base[i].CPU}
+	}
+	return median(d)
+}
+
+// medianTotalCPU is the median of the runs' CPU, go builds included.
+func medianTotalCPU(s []sample) time.Duration {
+	d := make([]sample, len(s))
+	for i, x := range s {
+		d[i] = sample{Wall: x.CPU + x.ChildCPU}
+	}
+	return max(median(d), time.Millisecond)
 }

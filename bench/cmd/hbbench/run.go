@@ -19,9 +19,14 @@ type sample struct {
 	Wall    time.Duration
 	PeakRSS int64  // bytes: VmHWM of the started process itself (not its children); 0 if not sampled
 	Up      counts // registry uploads during the run
-	// Marks holds, for each helperbuild log message (msg=built,
-	// msg=verified, ...), when it was last logged, from the start.
-	Marks map[string]time.Duration
+	// CPU is the user+system time of the started process itself, without
+	// its children (go build, the compiler, the linker); ChildCPU is theirs.
+	// Both 0 when not measured.
+	CPU, ChildCPU time.Duration
+	// Events are helperbuild's progress events (--progress json), and
+	// Start the time the process was started; nil for other commands.
+	Events []event
+	Start  time.Time
 }
 
 // proc is one command to run and time.
@@ -57,7 +62,7 @@ func run(ctx context.Context, p proc) (sample, error) {
 	}
 	pid := cmd.Process.Pid
 	done := make(chan struct{})
-	var peak atomic.Int64
+	var peak, childCPU atomic.Int64
 	sampled := make(chan struct{})
 	go func() {
 		defer close(sampled)
@@ -67,9 +72,13 @@ func run(ctx context.Context, p proc) (sample, error) {
 		path := "/proc/" + strconv.Itoa(pid) + "/status"
 		t := time.NewTicker(rssEvery)
 		defer t.Stop()
+		stat := "/proc/" + strconv.Itoa(pid) + "/stat"
 		for {
 			if v := vmHWM(path); v > peak.Load() {
 				peak.Store(v)
+			}
+			if c := childTicks(stat); c > childCPU.Load() {
+				childCPU.Store(c)
 			}
 			select {
 			case <-done:
@@ -92,11 +101,52 @@ func run(ctx context.Context, p proc) (sample, error) {
 	wall := time.Since(start)
 	close(done)
 	<-sampled
-	marks := out.flush()
+	events := out.flush()
 	if err != nil {
 		return sample{}, fmt.Errorf("%s: %w (log: %s)", strings.Join(p.Args, " "), err, p.Log.Name())
 	}
-	return sample{Wall: wall, PeakRSS: peak.Load(), Marks: marks}, nil
+	s := sample{Wall: wall, PeakRSS: peak.Load(), Events: events, Start: start}
+	s.CPU, s.ChildCPU = splitCPU(cmd.ProcessState, childCPU.Load())
+	return s, nil
+}
+
+// clockTick is the unit of /proc/PID/stat's times (USER_HZ, 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// childTicks is the CPU time (cutime+cstime, in clock ticks) of the
+// children the process at stat (/proc/PID/stat) has waited for; 0 if gone.
+func childTicks(stat string) int64 {
+	data, err := os.ReadFile(stat)
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces; the fields after it are fixed.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 15 {
+		return 0
+	}
+	cu, _ := strconv.ParseInt(f[13], 10, 64) // field 16
+	cs, _ := strconv.ParseInt(f[14], 10, 64) // field 17
+	return cu + cs
+}
+
+// splitCPU splits the CPU time wait4 reports for a process (its own and
+// that of the children it waited for) into its own and its children's,
+// with children the children's time sampled last while it ran (in clock
+// ticks): every go build ends before helperbuild's tail, so the last
+// sample has them all, to within a tick.
+func splitCPU(ps *os.ProcessState, children int64) (self, kids time.Duration) {
+	if ps == nil {
+		return 0, 0
+	}
+	total := ps.UserTime() + ps.SystemTime()
+	kids = time.Duration(children) * clockTick
+	return max(total-kids, 0), kids
 }
 
 // vmHWM reads the VmHWM line of a /proc/PID/status file, in bytes; 0 if the

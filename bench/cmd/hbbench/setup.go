@@ -29,14 +29,17 @@ type bench struct {
 
 	proxy *countingProxy
 	host  string // localhost:PORT of the proxy
-	base  string // base image reference
+	base  string // base image reference: a tiny one (example, bigmain)
+	// busybox is a busybox-like base with an apk database (mid).
+	busybox string
 
 	facts struct {
 		goVersion, hbVersion, koVersion, load, loadEnd string
 		cpus                                           int
 	}
-	rows    []row
-	summary []summaryRow
+	rows     []row
+	summary  []summaryRow
+	sections []section
 }
 
 func (b *bench) progress(format string, args ...any) {
@@ -114,12 +117,25 @@ func (b *bench) pushBase(ctx context.Context) error {
 		}
 		ps = append(ps, p)
 	}
-	d, err := pushBase(ctx, b.base, ps)
-	if err != nil {
-		return err
+	for _, base := range []struct {
+		ref     string
+		layerOf func(v1.Platform, time.Time) (v1.Layer, error)
+	}{{b.base, tinyLayer}, {b.busybox, busyboxLayer}} {
+		d, err := pushBase(ctx, base.ref, ps, base.layerOf)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(b.log, "base %s@%s\n", base.ref, d)
 	}
-	fmt.Fprintf(b.log, "base %s@%s\n", b.base, d)
 	return nil
+}
+
+// baseOf is the base image of w's images.
+func (b *bench) baseOf(w *workload) string {
+	if w.Busybox {
+		return b.busybox
+	}
+	return b.base
 }
 
 // workload is one Go main package to build into images.
@@ -130,7 +146,10 @@ type workload struct {
 	Pkg   string // main package, relative to Dir
 	Bin   string // binary name in the image
 	XVar  string // a variable for -X, so each run can link a new binary
-	Size  int64  // linux/amd64 binary size, once the floor has built it
+	// Busybox: on the busybox-like base with an OS package database,
+	// else on the tiny base.
+	Busybox bool
+	Size    int64 // linux/amd64 binary size, once the floor has built it
 }
 
 func (b *bench) workload(name string) (*workload, error) {
@@ -142,6 +161,9 @@ func (b *bench) workload(name string) (*workload, error) {
 	case "bigmain":
 		return &workload{Key: "bigmain", Title: "bench/bigmain",
 			Dir: filepath.Join(b.cfg.repo, "bench", "bigmain"), Pkg: ".", Bin: "bigmain", XVar: "main.benchRun"}, nil
+	case "mid":
+		return &workload{Key: "mid", Title: "bench/bigmain/mid on a busybox base",
+			Dir: filepath.Join(b.cfg.repo, "bench", "bigmain"), Pkg: "./mid", Bin: "mid", XVar: "main.benchRun", Busybox: true}, nil
 	case "huge":
 		if err := writeBlob(filepath.Join(b.cfg.repo, "bench", "bigmain", "huge", "blob.bin"), b.cfg.hugeMB<<20); err != nil {
 			return nil, err
@@ -149,7 +171,7 @@ func (b *bench) workload(name string) (*workload, error) {
 		return &workload{Key: "huge", Title: "bench/bigmain/huge",
 			Dir: filepath.Join(b.cfg.repo, "bench", "bigmain"), Pkg: "./huge", Bin: "huge", XVar: "main.benchRun"}, nil
 	}
-	return nil, fmt.Errorf("unknown workload %q (want example, bigmain)", name)
+	return nil, fmt.Errorf("unknown workload %q (want example, mid, bigmain)", name)
 }
 
 // writeBlob writes n incompressible bytes from a fixed seed to path, unless

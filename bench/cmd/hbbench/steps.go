@@ -80,11 +80,14 @@ func (b *bench) timed(ctx context.Context, p proc, warm bool) (sample, error) {
 // hbArgs is a helperbuild build or push command line for w.
 func (b *bench) hbArgs(verb string, w *workload, platforms []string, ldflags string, dest ...string) []string {
 	args := []string{b.helperbuild, verb, w.Pkg,
-		"--base", b.base, "--platforms", strings.Join(platforms, ","),
+		"--base", b.baseOf(w), "--platforms", strings.Join(platforms, ","),
 		"--jobs", fmt.Sprint(b.cfg.jobs), "--ldflags", ldflags,
 		"--version", "v0.0.0-bench", "--revision", "0000000000000000000000000000000000000000",
 		"--branch", "main", "--source", "https://example.com/bench",
 		"--binary-name", w.Bin,
+		// JSON progress with the details (-v): every event is stamped,
+		// and the report's breakdown is computed from them.
+		"--progress", "json", "-v",
 		// helperbuild keeps binaries and layers between runs; a cache of
 		// the benchmark's own starts cold (the warm-up fills it) and is
 		// removed with the work directory.
@@ -217,10 +220,10 @@ func (b *bench) modeSteps(ctx context.Context, w *workload, floorDir, koDir stri
 
 	if b.koErr == nil {
 		m.ko = def("ko build", func(warm bool) (sample, error) {
-			env := append(b.hbEnv(), "KO_DOCKER_REPO="+b.host+"/ko/"+w.Key, "KO_DEFAULTBASEIMAGE="+b.base,
+			env := append(b.hbEnv(), "KO_DOCKER_REPO="+b.host+"/ko/"+w.Key, "KO_DEFAULTBASEIMAGE="+b.baseOf(w),
 				"KO_CONFIG_PATH="+koDir, "BENCH_RUN="+b.runID())
 			return b.timed(ctx, proc{Dir: w.Dir, Env: env, Args: []string{b.ko, "build", "--bare",
-				"--platform=" + strings.Join(cfg.platforms, ","), "--sbom=none", fmt.Sprintf("--jobs=%d", cfg.jobs), w.Pkg}}, warm)
+				"--platform=" + strings.Join(cfg.platforms, ","), "--sbom=" + cfg.koSBOM, fmt.Sprintf("--jobs=%d", cfg.jobs), w.Pkg}}, warm)
 		})
 	}
 	return m
