@@ -220,7 +220,11 @@ func (p *publisher) checkManifests(ctx context.Context, images []Image, repos []
 			return nil
 		})
 	}
-	return checks.Wait()
+	if err := checks.Wait(); err != nil {
+		return err
+	}
+	p.log.Info("manifests checked", "manifests", len(refs))
+	return nil
 }
 
 // writeTags is phase 3: the tags, in order (see tagOrder). A failure

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/imageref"
@@ -170,14 +173,44 @@ func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 	if err == nil && (st != nil || a.opts.OnImage != nil) {
 		a.uploading(i, j, img, up)
 	}
+	// The attestations' blobs go up beside the image's (uncounted: the
+	// unit's bytes are its image's, as the uploading stage's total says).
+	var attUp errgroup.Group
+	if err == nil && a.opts.OnImage != nil {
+		for _, art := range a.artifacts(i, j) {
+			attUp.Go(func() error { return a.unitErr(i, j, a.opts.OnImage(ctx, name, u.platform, art)) })
+		}
+	}
 	if st != nil {
 		err = st.end(err) // waits for the streamed layers' uploads
 	}
 	if err == nil && a.opts.OnImage != nil {
 		err = a.unitErr(i, j, a.opts.OnImage(uctx, name, u.platform, img))
 	}
+	if aerr := attUp.Wait(); err == nil {
+		err = aerr
+	}
 	a.finished(ctx, i, j, img, fresh, up, err)
 	return err
+}
+
+// artifacts are the images that carry unit (i, j)'s attestations (its
+// attestation manifest, or its referrers); none without attestations.
+func (a *assembler) artifacts(i, j int) []v1.Image {
+	a.mu.Lock()
+	at := a.attests[i][j]
+	a.mu.Unlock()
+	if at == nil {
+		return nil
+	}
+	var out []v1.Image
+	if at.Manifest != nil {
+		out = append(out, at.Manifest)
+	}
+	for _, r := range at.Referrers {
+		out = append(out, r)
+	}
+	return out
 }
 
 // uploading reports unit (i, j) checked and uploading: the rest of its
@@ -318,7 +351,12 @@ func (a *assembler) attestUnit(ctx context.Context, i, j int, img v1.Image, entr
 		f.base = attest.Base{Ref: pinnedName(ba), Digest: u.baseDig,
 			Layout: ba != nil && (ba.Ref.Transport == imageref.Layout || ba.Ref.Transport == imageref.Archive)}
 	}
-	return a.attest.attestUnit(img, u.platform, f)
+	at, times, err := a.attest.attestUnit(img, u.platform, f)
+	if err == nil {
+		a.opts.Logger.Info("attested", "image", f.name, "platform", platform.Format(u.platform),
+			"sbom", times.sbom.Round(time.Microsecond), "provenance", times.provenance.Round(time.Microsecond))
+	}
+	return at, err
 }
 
 // notWritten are the base binaries whose paths entries (the unit's own

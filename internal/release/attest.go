@@ -141,8 +141,10 @@ func mergedAttestation(digest v1.Hash, m *v1.Manifest) *Attestation {
 // attestor writes each platform image's attestations; nil when the
 // release writes none.
 type attestor struct {
-	opts      Attest
-	goVersion string
+	opts Attest
+	// goVersion is the go command's GOVERSION, asked for beside the
+	// compiles (see newAttestor).
+	goVersion func() (string, error)
 	goflags   string
 	plan      struct {
 		images    []string
@@ -164,12 +166,13 @@ type binaryInfo struct {
 	err  error
 }
 
-// newAttestor asks the go command for its version once (the toolchain the
-// provenance names and the SBOM's stdlib) and notes the release's
-// parameters.
-func newAttestor(ctx context.Context, opts Options, plan *recipe.Plan, env []string) (*attestor, error) {
+// newAttestor notes the release's parameters; goVersion gives the go
+// command's version (the toolchain the provenance names), asked for
+// once, beside the resolve phase and the compiles (see goVersion), so
+// only the first provenance may wait for it.
+func newAttestor(opts Options, plan *recipe.Plan, env []string, goVersion func() (string, error)) *attestor {
 	if !opts.Attest.on() {
-		return nil, nil
+		return nil
 	}
 	if opts.Attest.Provenance == "" {
 		opts.Attest.Provenance = attest.ProvenanceMin
@@ -177,15 +180,7 @@ func newAttestor(ctx context.Context, opts Options, plan *recipe.Plan, env []str
 	if opts.Attest.Now == nil {
 		opts.Attest.Now = time.Now
 	}
-	cmd := exec.CommandContext(ctx, opts.Go, "env", "GOVERSION")
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, execerr.New("attestations: "+opts.Go+" env GOVERSION", err, stderr.Bytes())
-	}
-	a := &attestor{opts: opts.Attest, goVersion: strings.TrimSpace(string(out)), bins: map[string]*binaryInfo{}, started: opts.Attest.Now(), created: opts.Meta.Created}
+	a := &attestor{opts: opts.Attest, goVersion: goVersion, bins: map[string]*binaryInfo{}, started: opts.Attest.Now(), created: opts.Meta.Created}
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
 			a.goflags = v // the last one counts, as for go itself
@@ -203,7 +198,33 @@ func newAttestor(ctx context.Context, opts Options, plan *recipe.Plan, env []str
 		}
 	}
 	a.plan.flags, a.plan.ldflags, a.plan.version = plan.Flags, plan.Ldflags, opts.Meta.Version
-	return a, nil
+	return a
+}
+
+// goVersion starts `go env GOVERSION` in env and returns a function that
+// waits for its answer; ctx ends the child.
+func goVersion(ctx context.Context, gocmd string, env []string) func() (string, error) {
+	type answer struct {
+		v   string
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		cmd := exec.CommandContext(ctx, gocmd, "env", "GOVERSION")
+		cmd.Env = env
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			ch <- answer{err: execerr.New("attestations: "+gocmd+" env GOVERSION", err, stderr.Bytes())}
+			return
+		}
+		ch <- answer{v: strings.TrimSpace(string(out))}
+	}()
+	return sync.OnceValues(func() (string, error) {
+		a := <-ch
+		return a.v, a.err
+	})
 }
 
 // binary reads the build info of the host file src, once however many
@@ -234,19 +255,38 @@ type unitFacts struct {
 	baseSkipped []string        // the base's ELF executables not read
 }
 
+// attestTimes is how long a unit's SBOM and provenance took (the
+// provenance's includes any wait for the go command's version).
+type attestTimes struct{ sbom, provenance time.Duration }
+
 // attestUnit writes the attestations of the platform image img.
-func (a *attestor) attestUnit(img v1.Image, p v1.Platform, f unitFacts) (*Attestation, error) {
+func (a *attestor) attestUnit(img v1.Image, p v1.Platform, f unitFacts) (*Attestation, attestTimes, error) {
+	var times attestTimes
+	start := time.Now()
+	at, im, err := a.sbom(img, p, f)
+	if err != nil {
+		return nil, times, err
+	}
+	times.sbom = time.Since(start)
+	start = time.Now()
+	err = a.provenance(at, im, f)
+	times.provenance = time.Since(start)
+	return at, times, err
+}
+
+// sbom writes the SBOM of the platform image img, which im names.
+func (a *attestor) sbom(img v1.Image, p v1.Platform, f unitFacts) (*Attestation, attest.Image, error) {
 	d, err := img.Digest()
 	if err != nil {
-		return nil, err
+		return nil, attest.Image{}, err
 	}
 	size, err := img.Size()
 	if err != nil {
-		return nil, err
+		return nil, attest.Image{}, err
 	}
 	mt, err := img.MediaType()
 	if err != nil {
-		return nil, err
+		return nil, attest.Image{}, err
 	}
 	pl := platform.Normalize(p)
 	desc := v1.Descriptor{MediaType: mt, Digest: d, Size: size, Platform: &pl}
@@ -259,23 +299,33 @@ func (a *attestor) attestUnit(img v1.Image, p v1.Platform, f unitFacts) (*Attest
 		}
 		b, err := a.binary(e.Path, e.Source)
 		if err != nil {
-			return nil, err
+			return nil, attest.Image{}, err
 		}
 		bins = append(bins, b)
 	}
 	doc, err := attest.SBOM(attest.SBOMSpec{Image: im, Base: f.base, Binaries: bins, OS: f.os,
 		BaseBinaries: f.baseBins, BaseSkipped: f.baseSkipped, Created: a.created, ToolVersion: a.opts.HelperbuildVersion})
 	if err != nil {
-		return nil, err
+		return nil, attest.Image{}, err
 	}
 	out := &Attestation{SPDX: doc}
 	if out.SBOM, err = attest.SBOMStatement(im, doc); err != nil {
-		return nil, err
+		return nil, im, err
+	}
+	return out, im, nil
+}
+
+// provenance writes out's provenance and the manifests that carry both
+// statements.
+func (a *attestor) provenance(out *Attestation, im attest.Image, f unitFacts) error {
+	goVersion, err := a.goVersion()
+	if err != nil {
+		return err
 	}
 	spec := attest.ProvenanceSpec{
 		Image: im, Source: a.opts.Source, Recipe: a.opts.Recipe,
 		Images: a.plan.images, Platforms: a.plan.platforms, Version: a.plan.version,
-		HelperbuildVersion: a.opts.HelperbuildVersion, GoVersion: a.goVersion, GOFLAGS: a.goflags,
+		HelperbuildVersion: a.opts.HelperbuildVersion, GoVersion: goVersion, GOFLAGS: a.goflags,
 		BuildFlags: a.plan.flags, LDFlags: a.plan.ldflags, CI: a.opts.CI, Mode: a.opts.Provenance,
 	}
 	if f.base.Digest != (v1.Hash{}) {
@@ -290,19 +340,19 @@ func (a *attestor) attestUnit(img v1.Image, p v1.Platform, f unitFacts) (*Attest
 		spec.Run = attest.Run{Started: a.started, Finished: a.opts.Now()}
 	}
 	if out.Provenance, err = attest.Provenance(spec); err != nil {
-		return nil, err
+		return err
 	}
 	switch a.opts.Mode {
 	case AttestIndex:
-		out.Manifest, err = attest.AttestationManifest(desc, out.SBOM, out.Provenance)
+		out.Manifest, err = attest.AttestationManifest(im.Manifest, out.SBOM, out.Provenance)
 	case AttestReferrers:
-		out.Referrers, err = referrers(desc, out)
+		out.Referrers, err = referrers(im.Manifest, out)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	out.Digests, err = digestsOf(out)
-	return out, err
+	return err
 }
 
 // referrers are the OCI 1.1 referrers of desc: both statements and the

@@ -70,6 +70,11 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 		return nil, err
 	}
 	b := newBases(opts.Images)
+	// The attestations' go command child runs beside the registries' round trips.
+	var goVer func() (string, error)
+	if opts.Attest.on() {
+		goVer = goVersion(ctx, opts.Go, goEnv(plan, opts))
+	}
 	opts.phase(progress.KindPhaseStart, "resolve", "resolve: base images and registry access")
 	plan, units, err := preflightAndPlan(ctx, plan, b, opts)
 	if err != nil {
@@ -96,10 +101,7 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 		return nil, err
 	}
 	targets, of := compileTargets(plan, binDir)
-	at, err := newAttestor(ctx, opts, plan, goEnv(plan, opts))
-	if err != nil {
-		return nil, err
-	}
+	at := newAttestor(opts, plan, goEnv(plan, opts), goVer)
 	a := newAssembler(plan, units, b, binDir, cache, opts, of, at)
 	if err := compileAndAssemble(ctx, plan, targets, of, a, opts); err != nil {
 		return nil, err

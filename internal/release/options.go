@@ -41,7 +41,10 @@ type Options struct {
 	Preflight func(ctx context.Context) error
 	// OnImage, if set, runs right after each platform's image is assembled
 	// and has passed its checks, while other platforms may still compile (push uses it to send blobs
-	// early). Its error fails the build.
+	// early); with attestations on, it also takes, beside that image, each
+	// artifact carrying the platform's statements (an attestation manifest
+	// or the referrers), whose blobs then go up before the publish phase.
+	// Its error fails the build.
 	OnImage func(ctx context.Context, image string, p v1.Platform, img v1.Image) error
 	// OnLayer, if set, takes the new layers of the platforms the release
 	// waits on (assembled once nothing compiles) while they are written,
