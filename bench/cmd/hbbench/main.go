@@ -31,6 +31,7 @@ type config struct {
 	memPlatforms []string // platforms of the memory comparison
 	workloads    []string // example, mid, bigmain
 	koVersion    string   // "" or "none": no ko
+	ab           string   // another helperbuild binary, pushed with in every round beside this checkout's (A/B)
 	koSBOM       string   // ko's --sbom: spdx (beside helperbuild's default attestations) or none
 	memory       bool     // run the 60 MB / 120 MB memory comparison
 	busy         int      // busy loops beside every timed command of the busy rounds; 0: idle only
@@ -53,6 +54,7 @@ func main() {
 	flag.StringVar(&workloads, "workloads", "example,mid,bigmain", "workloads: example (examples/gitlab-runner helper), mid (bench/bigmain/mid, 12 MB, on a busybox base), bigmain (bench/bigmain, 48 MB)")
 	flag.StringVar(&cfg.koVersion, "ko", "v0.19.1", `ko version to install from the Go module proxy into a temporary GOBIN; "none" skips ko`)
 	flag.StringVar(&cfg.koSBOM, "ko-sbom", "spdx", "ko's --sbom: spdx (an SBOM per platform, like helperbuild's default attestations) or none")
+	flag.StringVar(&cfg.ab, "ab", "", "another helperbuild binary (B, e.g. main's): every round also pushes with it, next to this checkout's push (A), the two swapping places every other round; the report compares them")
 	flag.BoolVar(&cfg.memory, "memory", true, "run the peak-memory comparison (bigmain vs bigmain/huge)")
 	flag.IntVar(&cfg.busy, "busy", runtime.NumCPU(), "in each round, run every release step again beside this many busy loops (one per CPU by default); 0: idle only")
 	flag.IntVar(&cfg.hugeMB, "huge-mib", 70, "MiB of incompressible bytes embedded in bigmain/huge (48 MB + 70 MiB = about 120 MB)")

@@ -23,6 +23,8 @@ var (
 	hbPushOf    of = func(m *modeSteps) *step { return m.hbPush }
 	hbNoopOf    of = func(m *modeSteps) *step { return m.hbNoop }
 	hbPlainOf   of = func(m *modeSteps) *step { return m.hbPlain }
+	hbPushBOf   of = func(m *modeSteps) *step { return m.hbPushB }
+	hbPlainBOf  of = func(m *modeSteps) *step { return m.hbPlainB }
 	koOf        of = func(m *modeSteps) *step { return m.ko }
 )
 
@@ -61,6 +63,9 @@ func (b *bench) releaseRows(w *workload, idle, busy *modeSteps) {
 		r.judge(idle, busy, hbPushOf, floorFullOf, idlePushFloor, busyPushFloor, "floor")
 		b.noopRow(title, idle, busy)
 		b.attestRow(title, idle, busy)
+		if idle.hbPushB != nil {
+			b.abRows(title, idle, busy)
+		}
 		b.breakdownSection(title, idle, busy)
 	}
 	if idle.ko == nil {
@@ -174,7 +179,11 @@ func (b *bench) breakdownSection(title string, idle, busy *modeSteps) {
 	for _, c := range []struct {
 		name string
 		f    of
-	}{{"build → oci", hbBuildOf}, {"push", hbPushOf}, {"push --attest none", hbPlainOf}, {"push, nothing changed", hbNoopOf}} {
+	}{{"build → oci", hbBuildOf}, {"push", hbPushOf}, {"push --attest none", hbPlainOf}, {"push, nothing changed", hbNoopOf},
+		{"B: push", hbPushBOf}, {"B: push --attest none", hbPlainBOf}} {
+		if c.f(idle) == nil {
+			continue
+		}
 		sec.cols = append(sec.cols, breakdownColumn{name: c.name, samples: idle.get(c.f)})
 		if busy != nil {
 			sec.cols = append(sec.cols, breakdownColumn{name: c.name + ", busy", samples: busy.get(c.f)})
@@ -208,4 +217,34 @@ func medianTotalCPU(s []sample) time.Duration {
 		d[i] = sample{Wall: x.CPU + x.ChildCPU}
 	}
 	return max(median(d), time.Millisecond)
+}
+
+// abRows compare this checkout's push (A) with the other helperbuild's
+// (B, -ab), paired per round, in wall time and in helperbuild's own CPU.
+func (b *bench) abRows(title string, idle, busy *modeSteps) {
+	for _, c := range []struct {
+		name string
+		a, b of
+	}{{"push", hbPushOf, hbPushBOf}, {"push --attest none", hbPlainOf, hbPlainBOf}} {
+		cmp := func(m *modeSteps) string {
+			a, bb := m.get(c.a), m.get(c.b)
+			return fmt.Sprintf("A − B: %+.3f s wall (%+.1f %%), %+.3f s CPU of helperbuild itself", pairedDiff(a, bb).Seconds(),
+				100*(pairedRatio(a, bb)-1), pairedCPUDiff(a, bb).Seconds())
+		}
+		r := b.add(row{Workload: title, Step: "helperbuild (B) " + c.name + " (-ab " + b.cfg.ab + ")", Samples: idle.get(c.b), Busy: busy.get(c.b), RSS: true, Bytes: true})
+		r.Compare = cmp(idle)
+		if busy != nil {
+			r.BusyCompare = cmp(busy)
+		}
+	}
+	cost := func(m *modeSteps) string {
+		with, without := m.get(hbPushBOf), m.get(hbPlainBOf)
+		return fmt.Sprintf("B's attestations cost %+.3f s wall (%+.1f %%), %+.3f s CPU of helperbuild itself", pairedDiff(with, without).Seconds(),
+			100*(pairedRatio(with, without)-1), pairedCPUDiff(with, without).Seconds())
+	}
+	r := b.add(row{Workload: title, Step: "helperbuild (B): attestations"})
+	r.Compare = cost(idle)
+	if busy != nil {
+		r.BusyCompare = cost(busy)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -16,6 +17,26 @@ type step struct {
 	run      func(warm bool) (sample, error)
 	skipWarm bool // not run in warm-up rounds
 	samples  []sample
+	// partner, when set, is the same step of the other helperbuild (-ab):
+	// the two swap places in every other round.
+	partner *step
+}
+
+// order is steps as run in round r: every other round, each step and its
+// partner (listed next to each other) swap places, so neither always runs
+// first.
+func order(steps []*step, r int) []*step {
+	out := slices.Clone(steps)
+	if r%2 == 0 {
+		return out
+	}
+	for i := 0; i+1 < len(out); i++ {
+		if out[i].partner == out[i+1] {
+			out[i], out[i+1] = out[i+1], out[i]
+			i++
+		}
+	}
+	return out
 }
 
 // rounds runs every step once per round, in order: first cfg.warmups
@@ -30,7 +51,7 @@ func (b *bench) rounds(ctx context.Context, what string, steps []*step) error {
 		if warm {
 			label = fmt.Sprintf("warm-up %d/%d", r+1, b.cfg.warmups)
 		}
-		for _, s := range steps {
+		for _, s := range order(steps, r) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -79,7 +100,12 @@ func (b *bench) timed(ctx context.Context, p proc, warm bool) (sample, error) {
 
 // hbArgs is a helperbuild build or push command line for w.
 func (b *bench) hbArgs(verb string, w *workload, platforms []string, ldflags string, dest ...string) []string {
-	args := []string{b.helperbuild, verb, w.Pkg,
+	return b.hbArgsOf(b.helperbuild, verb, w, platforms, ldflags, dest...)
+}
+
+// hbArgsOf is hbArgs for the helperbuild binary bin.
+func (b *bench) hbArgsOf(bin, verb string, w *workload, platforms []string, ldflags string, dest ...string) []string {
+	args := []string{bin, verb, w.Pkg,
 		"--base", b.baseOf(w), "--platforms", strings.Join(platforms, ","),
 		"--jobs", fmt.Sprint(b.cfg.jobs), "--ldflags", ldflags,
 		"--version", "v0.0.0-bench", "--revision", "0000000000000000000000000000000000000000",
@@ -109,11 +135,14 @@ type modeSteps struct {
 	// hbPlain is helperbuild push --attest none: what the attestations
 	// (on by default, in the index) cost is hbPush minus it.
 	hbPlain *step
+	// hbPushB and hbPlainB are hbPush and hbPlain run by the other
+	// helperbuild (-ab), each next to its partner.
+	hbPushB, hbPlainB *step
 }
 
 func (m *modeSteps) list() []*step {
 	var out []*step
-	for _, s := range []*step{m.floorFull, m.floorNoop, m.hbBuild, m.hbPush, m.hbNoop, m.hbPlain, m.ko} {
+	for _, s := range []*step{m.floorFull, m.floorNoop, m.hbBuild, m.hbPush, m.hbPushB, m.hbNoop, m.hbPlain, m.hbPlainB, m.ko} {
 		if s != nil {
 			out = append(out, s)
 		}
@@ -216,6 +245,21 @@ func (b *bench) modeSteps(ctx context.Context, w *workload, floorDir, koDir stri
 			return b.timed(ctx, proc{Dir: w.Dir, Env: b.hbEnv(),
 				Args: b.hbArgs("push", w, cfg.platforms, x(b.runID()), "--tag", plainTag, "--insecure-registry", b.host, "--attest", "none")}, warm)
 		})
+		if cfg.ab != "" {
+			// The other helperbuild pushes to repositories of its own, so
+			// it uploads its layers as the first one does.
+			tagB, plainB := b.host+"/hb-b/"+w.Key+":bench", b.host+"/hb-b/"+w.Key+"-plain:bench"
+			m.hbPushB = def("helperbuild (B) push", func(warm bool) (sample, error) {
+				return b.timed(ctx, proc{Dir: w.Dir, Env: b.hbEnv(),
+					Args: b.hbArgsOf(cfg.ab, "push", w, cfg.platforms, x(b.runID()), "--tag", tagB, "--insecure-registry", b.host)}, warm)
+			})
+			m.hbPlainB = def("helperbuild (B) push --attest none", func(warm bool) (sample, error) {
+				return b.timed(ctx, proc{Dir: w.Dir, Env: b.hbEnv(),
+					Args: b.hbArgsOf(cfg.ab, "push", w, cfg.platforms, x(b.runID()), "--tag", plainB, "--insecure-registry", b.host, "--attest", "none")}, warm)
+			})
+			m.hbPush.partner, m.hbPushB.partner = m.hbPushB, m.hbPush
+			m.hbPlain.partner, m.hbPlainB.partner = m.hbPlainB, m.hbPlain
+		}
 	}
 
 	if b.koErr == nil {
