@@ -49,7 +49,7 @@ func Prepare(ctx context.Context, req Request) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	vars, meta, err := req.releaseMeta(ctx, dir)
+	vars, meta, git, err := req.releaseMeta(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func Prepare(ctx context.Context, req Request) (*Prepared, error) {
 	if p.signing, p.signer, err = req.Sign.signing(req.Registry); err != nil {
 		return nil, err
 	}
-	if err := p.prepareAttest(ctx, cfg, dir); err != nil {
+	if err := p.prepareAttest(cfg, dir, git); err != nil {
 		return nil, err
 	}
 	if err := p.prepareCacheDir(); err != nil {
@@ -139,8 +139,10 @@ func (r *Request) verb() string {
 }
 
 // releaseMeta gathers version, revision, branch, source and the epoch: as
-// given, then git, asked only for what was not given.
-func (r *Request) releaseMeta(ctx context.Context, dir string) (recipe.Vars, manifest.Meta, error) {
+// given, then git, asked only for what was not given, and, with
+// attestations on, for what they name (see prepareAttest) in the same
+// round of git commands, which it returns.
+func (r *Request) releaseMeta(ctx context.Context, dir string) (recipe.Vars, manifest.Meta, gitmeta.Info, error) {
 	g := r.Given
 	var want gitmeta.Field
 	for field, given := range map[gitmeta.Field]string{
@@ -151,10 +153,13 @@ func (r *Request) releaseMeta(ctx context.Context, dir string) (recipe.Vars, man
 			want |= field
 		}
 	}
+	if mode, err := ParseAttestMode(r.Attest.Mode); err == nil && mode != AttestNone {
+		want |= attestGit
+	}
 	git := gitmeta.Read(ctx, dir, want)
 	epoch, err := epochOf(g, git)
 	if err != nil {
-		return recipe.Vars{}, manifest.Meta{}, &InputError{err}
+		return recipe.Vars{}, manifest.Meta{}, git, &InputError{err}
 	}
 	vars := recipe.Vars{
 		Version:  first(g.Version, git.Version),
@@ -164,7 +169,7 @@ func (r *Request) releaseMeta(ctx context.Context, dir string) (recipe.Vars, man
 		Env:      envMap(r.Env),
 	}
 	meta := manifest.Meta{Created: epoch, Source: first(g.Source, git.Remote), Revision: vars.Revision, Version: vars.Version}
-	return vars, meta, nil
+	return vars, meta, git, nil
 }
 
 // epochOf is the given epoch, else the HEAD commit time, else 0.

@@ -1,7 +1,6 @@
 package release
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,8 +20,9 @@ var fullCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // prepareAttest turns the request's attestation settings, its CI job and
 // the release metadata into AttestOptions, failing before anything
 // compiles; cfg is the recipe read (nil in config-free mode), dir the
-// directory git is asked about.
-func (p *Prepared) prepareAttest(ctx context.Context, cfg *recipe.Config, dir string) error {
+// directory git was asked about and git its answers (releaseMeta asks for
+// attestGit too when attestations are on).
+func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Info) error {
 	a := p.Attest
 	mode, err := ParseAttestMode(a.Mode)
 	if err != nil {
@@ -51,7 +51,6 @@ func (p *Prepared) prepareAttest(ctx context.Context, cfg *recipe.Config, dir st
 		}
 	}
 	ci := p.CI
-	git := gitmeta.Read(ctx, dir, gitmeta.Toplevel|gitmeta.Tags|gitmeta.Revision|gitmeta.Branch|gitmeta.Remote)
 	root := first(git.Toplevel, ci.ProjectDir)
 	p.AttestOptions = Attest{
 		Mode:               mode,
@@ -77,6 +76,10 @@ func (p *Prepared) prepareAttest(ctx context.Context, cfg *recipe.Config, dir st
 	}
 	return nil
 }
+
+// attestGit is what the attestations ask git: the source root, and the
+// ref and remote that name the source.
+const attestGit = gitmeta.Toplevel | gitmeta.Tags | gitmeta.Revision | gitmeta.Branch | gitmeta.Remote
 
 // sourceRef is the git ref built: from GitLab CI's variables the tag, else
 // the branch; outside CI a tag at HEAD (the version's, if it is one), else
