@@ -66,8 +66,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseNodes -fuzztime 20s ./internal/verify
 
 # helperbuild vs the bare go builds (the floor) and ko, medians of 5 runs on
-# this machine, idle and beside one busy loop per CPU; QUICK=1 for 3 runs.
-# See docs/bench-2026-12-01.md.
+# this machine, idle and beside one busy loop per CPU, with where the time
+# goes per phase and platform; QUICK=1 for 3 runs. See docs/bench-2026-12-02.md.
 bench:
 	scripts/install-test-deps.sh
 	scripts/bench.sh

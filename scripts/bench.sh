@@ -8,13 +8,17 @@
 #   QUICK=1 scripts/bench.sh         3 runs (development)
 #   scripts/bench.sh -busy 0         idle only (about half the time)
 #   scripts/bench.sh -workloads example -memory=false -ko none   (any hbbench flag)
+#   scripts/bench.sh -ab /path/to/other/helperbuild   also push with another build (A/B)
 #
 # It needs docker-registry (scripts/install-test-deps.sh installs it) and the
 # Go module proxy (ko is installed into a temporary GOBIN, never into go.mod).
 # Everything runs against 127.0.0.1; the registry, the proxy and every
 # command it starts are stopped by PID when it ends or is interrupted.
 # The program is bench/cmd/hbbench (its own module); the workloads are
-# examples/gitlab-runner and bench/bigmain. The first run compiles the big
+# examples/gitlab-runner, bench/bigmain/mid (12 MB, on a busybox-like base
+# with an apk database) and bench/bigmain (48 MB). Each helperbuild run is
+# split into phases (whole run, per platform) from its progress events, with
+# its own CPU time beside its go builds'. The first run compiles the big
 # workload for five architectures (minutes); later runs take about 15 min,
 # of which the busy rounds take about half.
 set -eu

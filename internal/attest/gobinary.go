@@ -53,6 +53,30 @@ func OpenBinary(pathInImage, file string) (Binary, error) {
 	return ReadBinary(pathInImage, f, st.Size())
 }
 
+// OpenHashedBinary is OpenBinary for a file whose SHA-256 and size the
+// caller already computed from its contents (layer.Options.Hashed): only
+// the build info is read. A file whose size is not size any more is an
+// error.
+func OpenHashedBinary(pathInImage, file string, sum v1.Hash, size int64) (Binary, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return Binary{}, fmt.Errorf("binary %s: %w", pathInImage, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Binary{}, fmt.Errorf("binary %s: %w", pathInImage, err)
+	}
+	if st.Size() != size {
+		return Binary{}, fmt.Errorf("binary %s: %s changed while the release ran (%d bytes, hashed at %d)", pathInImage, file, st.Size(), size)
+	}
+	bi, err := buildinfo.Read(f)
+	if err != nil {
+		return Binary{}, fmt.Errorf("binary %s: Go build info: %w", pathInImage, err)
+	}
+	return Binary{Path: pathInImage, Info: bi, SHA256: sum}, nil
+}
+
 // check says what b lacks; hashed: its SHA256 too.
 func (b Binary) check(hashed bool) error {
 	switch {

@@ -178,7 +178,7 @@ func cacheKey(ctx context.Context, entries []rootfs.Entry, opts Options) (string
 		field(strconv.Itoa(e.UID) + ":" + strconv.Itoa(e.GID))
 		field(e.Linkname)
 		if e.Kind == rootfs.File {
-			if err := hashFile(h, e.Source); err != nil {
+			if err := hashFile(h, e.Source, opts.Hashed); err != nil {
 				return "", err
 			}
 		}
@@ -186,10 +186,15 @@ func cacheKey(ctx context.Context, entries []rootfs.Entry, opts Options) (string
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func hashFile(h hash.Hash, path string) error {
+// hashFile adds the file at path (its size and SHA-256) to h and tells
+// hashed, if set.
+func hashFile(h hash.Hash, path string, hashed func(string, v1.Hash, int64)) error {
 	sum, n, err := sha256File(path)
 	if err != nil {
 		return fmt.Errorf("layer source: %w", err)
+	}
+	if hashed != nil {
+		hashed(path, v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum)}, n)
 	}
 	io.WriteString(h, strconv.FormatInt(n, 10)+":")
 	h.Write(sum)

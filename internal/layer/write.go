@@ -38,6 +38,11 @@ type Options struct {
 	// (an upload beside the compression). The callee owns it: see Stream.
 	// Cache.Write calls it only when it writes a layer, not on a hit.
 	Follow func(*Stream)
+	// Hashed, when set, is called by Cache.Write with the SHA-256 and
+	// size of each regular file's contents as it hashes them for the
+	// cache key (hit or miss), so a caller that needs a file's digest
+	// (the SBOM's binaries) reads the file no second time.
+	Hashed func(source string, sha256 v1.Hash, size int64)
 }
 
 // outputBufferSize batches the compressor's small writes into few syscalls.

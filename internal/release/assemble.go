@@ -315,6 +315,9 @@ func (a *assembler) unitErr(i, j int, err error) error {
 func (a *assembler) build(ctx context.Context, i, j int, follow func(*layer.Stream)) (v1.Image, int, error) {
 	u := a.units[i][j]
 	lopts := layer.Options{Threads: a.slots.threads(), Follow: follow}
+	if a.attest != nil {
+		lopts.Hashed = a.attest.hashed // the SBOM's binary digests, from the cache key's pass
+	}
 	img, entries, fresh, err := assembleUnit(ctx, a.plan, u, a.bases, &a.flat, a.binDir, a.cache, a.opts, lopts)
 	if err != nil {
 		return nil, 0, a.unitErr(i, j, err)

@@ -164,6 +164,25 @@ type binaryInfo struct {
 	once sync.Once
 	bin  attest.Binary
 	err  error
+	// sum and size, when set, are the file's SHA-256 and size as the layer
+	// cache hashed them (see hashed), so only its build info is read.
+	sum  v1.Hash
+	size int64
+}
+
+// hashed is layer.Options.Hashed: it keeps the digest of each layer
+// source, so binary reads no file a second time to hash it.
+func (a *attestor) hashed(src string, sum v1.Hash, size int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	bi := a.bins[src]
+	if bi == nil {
+		bi = &binaryInfo{}
+		a.bins[src] = bi
+	}
+	if bi.sum == (v1.Hash{}) {
+		bi.sum, bi.size = sum, size
+	}
 }
 
 // newAttestor notes the release's parameters; goVersion gives the go
@@ -236,8 +255,15 @@ func (a *attestor) binary(pathInImage, src string) (attest.Binary, error) {
 		bi = &binaryInfo{}
 		a.bins[src] = bi
 	}
+	sum, size := bi.sum, bi.size
 	a.mu.Unlock()
-	bi.once.Do(func() { bi.bin, bi.err = attest.OpenBinary(pathInImage, src) })
+	bi.once.Do(func() {
+		if sum != (v1.Hash{}) {
+			bi.bin, bi.err = attest.OpenHashedBinary(pathInImage, src, sum, size)
+			return
+		}
+		bi.bin, bi.err = attest.OpenBinary(pathInImage, src)
+	})
 	b := bi.bin
 	b.Path = pathInImage
 	return b, bi.err
