@@ -1,11 +1,8 @@
 package release
 
 import (
-	"bytes"
 	"cmp"
-	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,7 +12,6 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/attestspec"
-	"github.com/helperbuild/helperbuild/internal/execerr"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/recipe"
@@ -160,31 +156,6 @@ type attestor struct {
 	bins map[string]*binaryInfo // host path -> build info, read once
 }
 
-type binaryInfo struct {
-	once sync.Once
-	bin  attest.Binary
-	err  error
-	// sum and size, when set, are the file's SHA-256 and size as the layer
-	// cache hashed them (see hashed), so only its build info is read.
-	sum  v1.Hash
-	size int64
-}
-
-// hashed is layer.Options.Hashed: it keeps the digest of each layer
-// source, so binary reads no file a second time to hash it.
-func (a *attestor) hashed(src string, sum v1.Hash, size int64) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	bi := a.bins[src]
-	if bi == nil {
-		bi = &binaryInfo{}
-		a.bins[src] = bi
-	}
-	if bi.sum == (v1.Hash{}) {
-		bi.sum, bi.size = sum, size
-	}
-}
-
 // newAttestor notes the release's parameters; goVersion gives the go
 // command's version (the toolchain the provenance names), asked for
 // once, beside the resolve phase and the compiles (see goVersion), so
@@ -218,55 +189,6 @@ func newAttestor(opts Options, plan *recipe.Plan, env []string, goVersion func()
 	}
 	a.plan.flags, a.plan.ldflags, a.plan.version = plan.Flags, plan.Ldflags, opts.Meta.Version
 	return a
-}
-
-// goVersion starts `go env GOVERSION` in env and returns a function that
-// waits for its answer; ctx ends the child.
-func goVersion(ctx context.Context, gocmd string, env []string) func() (string, error) {
-	type answer struct {
-		v   string
-		err error
-	}
-	ch := make(chan answer, 1)
-	go func() {
-		cmd := exec.CommandContext(ctx, gocmd, "env", "GOVERSION")
-		cmd.Env = env
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			ch <- answer{err: execerr.New("attestations: "+gocmd+" env GOVERSION", err, stderr.Bytes())}
-			return
-		}
-		ch <- answer{v: strings.TrimSpace(string(out))}
-	}()
-	return sync.OnceValues(func() (string, error) {
-		a := <-ch
-		return a.v, a.err
-	})
-}
-
-// binary reads the build info of the host file src, once however many
-// images hold it, under the path the image holds it at.
-func (a *attestor) binary(pathInImage, src string) (attest.Binary, error) {
-	a.mu.Lock()
-	bi := a.bins[src]
-	if bi == nil {
-		bi = &binaryInfo{}
-		a.bins[src] = bi
-	}
-	sum, size := bi.sum, bi.size
-	a.mu.Unlock()
-	bi.once.Do(func() {
-		if sum != (v1.Hash{}) {
-			bi.bin, bi.err = attest.OpenHashedBinary(pathInImage, src, sum, size)
-			return
-		}
-		bi.bin, bi.err = attest.OpenBinary(pathInImage, src)
-	})
-	b := bi.bin
-	b.Path = pathInImage
-	return b, bi.err
 }
 
 // unitFacts are what a unit's attestations need beyond its manifest.
