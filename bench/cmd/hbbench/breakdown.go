@@ -41,103 +41,112 @@ type breakdown struct {
 	platform map[string]map[string]time.Duration // platform -> phase -> time
 }
 
+// platformMarks are when one platform compiled, first wrote a layer, was
+// checked, uploaded and done (-1: not seen).
+type platformMarks struct{ compiled, writing, checking, uploading, done time.Duration }
+
+// runMarks are the moments of one run the phases lie between (-1: not seen).
+type runMarks struct {
+	firstCompile, lastLink, lastDone, buildEnd, publishStart, pushed, checked, tagged, publishEnd time.Duration
+	platform                                                                                      map[string]*platformMarks
+}
+
+// marksOf reads one run's events into bd (the phases with a duration of
+// their own) and the moments the other phases lie between.
+func marksOf(s sample, bd breakdown) runMarks {
+	m := runMarks{-1, -1, -1, -1, -1, -1, -1, -1, -1, map[string]*platformMarks{}}
+	get := func(p string) *platformMarks {
+		if m.platform[p] == nil {
+			m.platform[p] = &platformMarks{-1, -1, -1, -1, -1}
+			bd.platform[p] = map[string]time.Duration{}
+		}
+		return m.platform[p]
+	}
+	for _, e := range s.Events {
+		t := e.Time.Sub(s.Start)
+		switch {
+		case e.Kind == "phase-end" && e.Phase == "resolve":
+			bd.run[runPhases[1]] = e.Duration
+		case e.Kind == "phase-end" && e.Phase == "build":
+			m.buildEnd = t
+		case e.Kind == "phase-start" && e.Phase == "publish":
+			m.publishStart = t
+		case e.Kind == "phase-end" && e.Phase == "publish":
+			m.publishEnd = t
+		case e.Kind == "compiled":
+			get(e.Platform).compiled = t
+			bd.platform[e.Platform]["compile"] = e.Duration
+			m.lastLink = max(m.lastLink, t)
+		case e.Kind == "stage" && e.Stage == "compiling":
+			if m.firstCompile < 0 {
+				m.firstCompile = t
+			}
+		case e.Kind == "stage":
+			pm := get(e.Platform)
+			switch e.Stage {
+			case "writing layer":
+				if pm.writing < 0 {
+					pm.writing = t
+				}
+			case "checking":
+				pm.checking = t
+			case "uploading":
+				pm.uploading = t
+			case "done":
+				pm.done = t
+				m.lastDone = max(m.lastDone, t)
+			}
+		case e.Kind == "log" && e.Message == "attested": // names its platform in a field
+			get(e.field("platform"))
+			for _, k := range []struct{ field, phase string }{{"sbom", "SBOM"}, {"provenance", "provenance"}} {
+				if d, err := time.ParseDuration(e.field(k.field)); err == nil {
+					bd.platform[e.field("platform")][k.phase] += d
+				}
+			}
+		case e.Kind == "log" && e.Message == "pushed":
+			m.pushed = t
+		case e.Kind == "log" && e.Message == "manifests checked":
+			m.checked = t
+		case e.Kind == "log" && e.Message == "tagged":
+			m.tagged = t
+		}
+	}
+	return m
+}
+
 // breakdownOf splits one helperbuild run (s.Events) into phases.
 func breakdownOf(s sample) (breakdown, bool) {
 	if len(s.Events) == 0 {
 		return breakdown{}, false
 	}
 	bd := breakdown{run: map[string]time.Duration{}, platform: map[string]map[string]time.Duration{}}
-	at := func(e event) time.Duration { return e.Time.Sub(s.Start) }
-	var firstCompile, lastLink, lastDone, buildEnd, publishStart, pushed, checked, tagged, publishEnd time.Duration = -1, -1, -1, -1, -1, -1, -1, -1, -1
-	// per platform: when it compiled, first wrote a layer, checked, uploaded
-	type marks struct{ compiled, writing, checking, uploading, done time.Duration }
-	pm := map[string]*marks{}
-	get := func(p string) *marks {
-		if pm[p] == nil {
-			pm[p] = &marks{-1, -1, -1, -1, -1}
-			bd.platform[p] = map[string]time.Duration{}
-		}
-		return pm[p]
-	}
-	bd.run[runPhases[0]] = at(s.Events[0])
-	for _, e := range s.Events {
-		t := at(e)
-		switch {
-		case e.Kind == "phase-end" && e.Phase == "resolve":
-			bd.run[runPhases[1]] = e.Duration
-		case e.Kind == "phase-end" && e.Phase == "build":
-			buildEnd = t
-		case e.Kind == "phase-start" && e.Phase == "publish":
-			publishStart = t
-		case e.Kind == "phase-end" && e.Phase == "publish":
-			publishEnd = t
-		case e.Kind == "compiled":
-			m := get(e.Platform)
-			m.compiled = t
-			bd.platform[e.Platform]["compile"] = e.Duration
-			lastLink = max(lastLink, t)
-		case e.Kind == "stage" && e.Stage == "compiling":
-			if firstCompile < 0 {
-				firstCompile = t
-			}
-		case e.Kind == "stage":
-			m := get(e.Platform)
-			switch e.Stage {
-			case "writing layer":
-				if m.writing < 0 {
-					m.writing = t
-				}
-			case "checking":
-				m.checking = t
-			case "uploading":
-				m.uploading = t
-			case "done":
-				m.done = t
-				lastDone = max(lastDone, t)
-			}
-		case e.Kind == "log" && e.Message == "attested":
-			for _, k := range []struct{ field, phase string }{{"sbom", "SBOM"}, {"provenance", "provenance"}} {
-				if d, err := time.ParseDuration(e.field(k.field)); err == nil {
-					get(e.field("platform")) // attested names its platform in a field
-					bd.platform[e.field("platform")][k.phase] += d
-				}
-			}
-		case e.Kind == "log" && e.Message == "pushed":
-			pushed = t
-		case e.Kind == "log" && e.Message == "manifests checked":
-			checked = t
-		case e.Kind == "log" && e.Message == "tagged":
-			tagged = t
-		}
-	}
+	bd.run[runPhases[0]] = s.Events[0].Time.Sub(s.Start)
+	m := marksOf(s, bd)
 	span := func(name string, from, to time.Duration) {
 		if from >= 0 && to >= 0 {
 			bd.run[name] = to - from
 		}
 	}
-	span(runPhases[2], 0, firstCompile)
-	span(runPhases[3], firstCompile, lastLink)
-	span(runPhases[4], lastLink, lastDone)
-	span(runPhases[5], lastDone, buildEnd)
-	span(runPhases[6], publishStart, pushed)
-	span(runPhases[7], pushed, checked)
-	span(runPhases[8], checked, tagged)
-	span(runPhases[9], publishEnd, s.Wall)
-	span(runPhases[10], lastLink, s.Wall)
-	for p, m := range pm {
+	span(runPhases[2], 0, m.firstCompile)
+	span(runPhases[3], m.firstCompile, m.lastLink)
+	span(runPhases[4], m.lastLink, m.lastDone)
+	span(runPhases[5], m.lastDone, m.buildEnd)
+	span(runPhases[6], m.publishStart, m.pushed)
+	span(runPhases[7], m.pushed, m.checked)
+	span(runPhases[8], m.checked, m.tagged)
+	span(runPhases[9], m.publishEnd, s.Wall)
+	span(runPhases[10], m.lastLink, s.Wall)
+	for p, pm := range m.platform {
 		ph := bd.platform[p]
-		if m.compiled >= 0 && m.writing >= 0 {
-			ph["link wait"] = m.writing - m.compiled
+		set := func(name string, from, to time.Duration) {
+			if from >= 0 && to >= 0 {
+				ph[name] = to - from
+			}
 		}
-		if m.writing >= 0 && m.checking >= 0 {
-			ph["layer"] = m.checking - m.writing
-		}
-		if m.checking >= 0 && m.uploading >= 0 {
-			ph["check (+ attestations when inline)"] = m.uploading - m.checking
-		}
-		if m.uploading >= 0 && m.done >= 0 {
-			ph["upload"] = m.done - m.uploading
-		}
+		set("link wait", pm.compiled, pm.writing)
+		set("layer", pm.writing, pm.checking)
+		set("check (+ attestations when inline)", pm.checking, pm.uploading)
+		set("upload", pm.uploading, pm.done)
 	}
 	return bd, true
 }
