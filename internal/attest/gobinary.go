@@ -41,16 +41,12 @@ func ReadBinary(pathInImage string, r io.ReaderAt, size int64) (Binary, error) {
 
 // OpenBinary is ReadBinary for the host file file.
 func OpenBinary(pathInImage, file string) (Binary, error) {
-	f, err := os.Open(file)
+	f, size, err := openBinary(pathInImage, file)
 	if err != nil {
-		return Binary{}, fmt.Errorf("binary %s: %w", pathInImage, err)
+		return Binary{}, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return Binary{}, fmt.Errorf("binary %s: %w", pathInImage, err)
-	}
-	return ReadBinary(pathInImage, f, st.Size())
+	return ReadBinary(pathInImage, f, size)
 }
 
 // OpenHashedBinary is OpenBinary for a file whose SHA-256 and size the
@@ -58,23 +54,34 @@ func OpenBinary(pathInImage, file string) (Binary, error) {
 // the build info is read. A file whose size is not size any more is an
 // error.
 func OpenHashedBinary(pathInImage, file string, sum v1.Hash, size int64) (Binary, error) {
-	f, err := os.Open(file)
+	f, now, err := openBinary(pathInImage, file)
 	if err != nil {
-		return Binary{}, fmt.Errorf("binary %s: %w", pathInImage, err)
+		return Binary{}, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return Binary{}, fmt.Errorf("binary %s: %w", pathInImage, err)
-	}
-	if st.Size() != size {
-		return Binary{}, fmt.Errorf("binary %s: %s changed while the release ran (%d bytes, hashed at %d)", pathInImage, file, st.Size(), size)
+	if now != size {
+		return Binary{}, fmt.Errorf("binary %s: %s changed while the release ran (%d bytes, hashed at %d)", pathInImage, file, now, size)
 	}
 	bi, err := buildinfo.Read(f)
 	if err != nil {
 		return Binary{}, fmt.Errorf("binary %s: Go build info: %w", pathInImage, err)
 	}
 	return Binary{Path: pathInImage, Info: bi, SHA256: sum}, nil
+}
+
+// openBinary opens the host file file of the image's pathInImage and
+// says its size.
+func openBinary(pathInImage, file string) (*os.File, int64, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, 0, fmt.Errorf("binary %s: %w", pathInImage, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("binary %s: %w", pathInImage, err)
+	}
+	return f, st.Size(), nil
 }
 
 // check says what b lacks; hashed: its SHA256 too.
