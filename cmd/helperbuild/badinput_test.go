@@ -77,8 +77,8 @@ func TestBadInput(t *testing.T) {
 
 		// Bases.
 		{name: "missing layout base", args: []string{"build", "--platforms", "linux/amd64", "--base", "oci:/nonexistent", "./cmd/app"}, code: 1, want: []string{"oci:/nonexistent"}},
-		{name: "missing layout entry", args: []string{"build", "--platforms", "linux/amd64", "--base", "oci:{layout}:nope", "./cmd/app"}, code: 1, want: []string{`"nope"`}},
-		{name: "registry base not found", args: []string{"build", "--platforms", "linux/amd64", "--base", "{plain}/g/missing:1", "./cmd/app"}, code: 1, want: []string{"{plain}/g/missing:1", "not found"}},
+		{name: "missing layout entry", args: []string{"build", "--platforms", "linux/amd64", "--base", "oci:{layout}:nope", "./cmd/app"}, code: 3, want: []string{`"nope"`}},
+		{name: "registry base not found", args: []string{"build", "--platforms", "linux/amd64", "--base", "{plain}/g/missing:1", "./cmd/app"}, code: 3, want: []string{"{plain}/g/missing:1", "not found"}},
 		{name: "unreachable registry", args: []string{"build", "--retries", "0", "--platforms", "linux/amd64", "--base", "127.0.0.1:1/g/base:1", "./cmd/app"}, code: 1, want: []string{"127.0.0.1:1", "connection refused"}},
 		{name: "wrong credentials", args: []string{"build", "--platforms", "linux/amd64", "--base", "{auth}/g/base:1", "./cmd/app"},
 			env: []string{"CI_REGISTRY={auth}", "CI_REGISTRY_USER=ci-user", "CI_REGISTRY_PASSWORD=wrong-password"}, code: 1, want: []string{"{auth}/g/base:1", "authentication failed"}},

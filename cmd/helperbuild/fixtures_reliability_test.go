@@ -53,6 +53,13 @@ func relEnv(t *testing.T, extra ...string) []string {
 	require.NoError(t, err)
 	home, tmp := t.TempDir(), t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(home, ".docker"), 0o700))
+	// Go's telemetry off in this HOME: otherwise each go command the run
+	// starts may fork a detached telemetry child that writes under
+	// $HOME/.config/go/telemetry after the run ended, racing TempDir's
+	// removal (seen: "unlinkat …/telemetry/local: directory not empty").
+	telemetry := filepath.Join(home, ".config", "go", "telemetry")
+	require.NoError(t, os.MkdirAll(telemetry, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(telemetry, "mode"), []byte("off"), 0o600))
 	t.Setenv("TMPDIR", tmp)
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),

@@ -51,24 +51,26 @@ func TestIndexCommand(t *testing.T) {
 	ps := "linux/amd64,linux/arm64,linux/arm/v7"
 	target := dst + "/mirror/gitlab-runner-helper"
 
-	// Refusals: one line naming the source, exit 1, nothing tagged.
+	// Refusals: one line naming the source, exit 1 (3 for a source the
+	// registry does not have), nothing tagged.
 	refusals := []struct {
 		name string
 		args []string
 		want string
+		code int
 	}{
 		{"lying config", []string{"--gitlab-helper", src + "/liar/helper", "--version", "v17.10.0", "--platforms", ps},
-			"source " + src + "/liar/helper:arm64-v17.10.0: config says linux/amd64, binaries are linux/arm64"},
+			"source " + src + "/liar/helper:arm64-v17.10.0: config says linux/amd64, binaries are linux/arm64", 1},
 		{"duplicate platform", []string{"--gitlab-helper", src + "/gitlab-org/helper", "--version", "17.10.0", "--platforms", ps, src + "/liar/helper:x86_64-v17.10.0"},
-			"linux/amd64 comes from 2 sources"},
+			"linux/amd64 comes from 2 sources", 1},
 		{"missing platform", []string{"--gitlab-helper", src + "/gitlab-org/helper", "--version", "v17.10.0", "--platforms", ps + ",linux/s390x"},
-			"source " + src + "/gitlab-org/helper:s390x-v17.10.0"},
-		{"unreachable source", []string{"127.0.0.1:1/nothing:v1"}, "source 127.0.0.1:1/nothing:v1"},
+			"source " + src + "/gitlab-org/helper:s390x-v17.10.0", 3},
+		{"unreachable source", []string{"127.0.0.1:1/nothing:v1"}, "source 127.0.0.1:1/nothing:v1", 1},
 	}
 	for _, tt := range refusals {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := run(t, env, append([]string{"index", "--tag", target + ":v17.10.0", "--retries", "0"}, tt.args...)...)
-			assert.Equal(t, 1, code, stderr)
+			assert.Equal(t, tt.code, code, stderr)
 			assert.Contains(t, stderr, tt.want)
 			assert.Equal(t, 1, strings.Count(stderr, "helperbuild: "), stderr)
 			assert.Empty(t, stdout)

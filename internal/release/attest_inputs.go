@@ -18,14 +18,19 @@ import (
 // as possible beside the compiles (issue 28).
 
 // goVersion starts `go env GOVERSION` in env and returns a function that
-// waits for its answer; ctx ends the child.
-func goVersion(ctx context.Context, gocmd string, env []string) func() (string, error) {
+// waits for its answer, and stop, which ends the child if it still runs and
+// returns once it has: a run that fails early must not leave it behind
+// (it creates go's cache directory, which the caller may be removing).
+func goVersion(ctx context.Context, gocmd string, env []string) (get func() (string, error), stop func()) {
 	type answer struct {
 		v   string
 		err error
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	ch := make(chan answer, 1)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		cmd := exec.CommandContext(ctx, gocmd, "env", "GOVERSION")
 		cmd.Env = env
 		var stderr bytes.Buffer
@@ -37,10 +42,15 @@ func goVersion(ctx context.Context, gocmd string, env []string) func() (string, 
 		}
 		ch <- answer{v: strings.TrimSpace(string(out))}
 	}()
-	return sync.OnceValues(func() (string, error) {
+	get = sync.OnceValues(func() (string, error) {
 		a := <-ch
 		return a.v, a.err
 	})
+	stop = func() {
+		cancel()
+		<-done
+	}
+	return get, stop
 }
 
 type binaryInfo struct {

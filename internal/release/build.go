@@ -73,7 +73,9 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 	// The attestations' go command child runs beside the registries' round trips.
 	var goVer func() (string, error)
 	if opts.Attest.on() {
-		goVer = goVersion(ctx, opts.Go, goEnv(plan, opts))
+		var stop func()
+		goVer, stop = goVersion(ctx, opts.Go, goEnv(plan, opts))
+		defer stop()
 	}
 	opts.phase(progress.KindPhaseStart, "resolve", "resolve: base images and registry access")
 	plan, units, err := preflightAndPlan(ctx, plan, b, opts)
