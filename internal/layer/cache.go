@@ -47,7 +47,7 @@ func (c *Cache) Write(ctx context.Context, entries []rootfs.Entry, opts Options)
 			return nil, false, fmt.Errorf("layer cache: %w", err)
 		}
 	}
-	key, err := cacheKey(ctx, entries, opts)
+	key, err := c.cacheKey(ctx, entries, opts)
 	if err != nil {
 		return nil, false, err
 	}
@@ -104,7 +104,7 @@ func (c *Cache) lookup(keyFile, blobs string) (v1.Layer, bool) {
 func (c *Cache) Prune(maxAge time.Duration) (int64, error) {
 	cutoff := time.Now().Add(-maxAge)
 	var freed int64
-	for _, sub := range []string{"keys", "blobs"} {
+	for _, sub := range []string{"keys", "blobs", "sums"} {
 		entries, err := os.ReadDir(filepath.Join(c.Dir, sub))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -139,7 +139,13 @@ func (c *Cache) record(keyFile string, l v1.Layer) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(keyFile), ".key-*")
+	return writeAtomic(keyFile, data)
+}
+
+// writeAtomic writes data to a temporary file beside file and renames it,
+// so a concurrent run reads the whole record or none.
+func writeAtomic(file string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".key-*")
 	if err != nil {
 		return fmt.Errorf("layer cache: %w", err)
 	}
@@ -152,11 +158,12 @@ func (c *Cache) record(keyFile string, l v1.Layer) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("layer cache: %w", err)
 	}
-	return os.Rename(tmp.Name(), keyFile)
+	return os.Rename(tmp.Name(), file)
 }
 
-// cacheKey hashes everything that decides a layer's bytes.
-func cacheKey(ctx context.Context, entries []rootfs.Entry, opts Options) (string, error) {
+// cacheKey hashes everything that decides a layer's bytes; a file's
+// content by its SHA-256 (see sourceSum).
+func (c *Cache) cacheKey(ctx context.Context, entries []rootfs.Entry, opts Options) (string, error) {
 	sorted := append([]rootfs.Entry(nil), entries...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
 	h := sha256.New()
@@ -178,7 +185,7 @@ func cacheKey(ctx context.Context, entries []rootfs.Entry, opts Options) (string
 		field(strconv.Itoa(e.UID) + ":" + strconv.Itoa(e.GID))
 		field(e.Linkname)
 		if e.Kind == rootfs.File {
-			if err := hashFile(h, e.Source, opts.Hashed); err != nil {
+			if err := c.hashFile(h, e.Source, opts.Hashed); err != nil {
 				return "", err
 			}
 		}
@@ -188,8 +195,8 @@ func cacheKey(ctx context.Context, entries []rootfs.Entry, opts Options) (string
 
 // hashFile adds the file at path (its size and SHA-256) to h and tells
 // hashed, if set.
-func hashFile(h hash.Hash, path string, hashed func(string, v1.Hash, int64)) error {
-	sum, n, err := sha256File(path)
+func (c *Cache) hashFile(h hash.Hash, path string, hashed func(string, v1.Hash, int64)) error {
+	sum, n, err := c.sourceSum(path)
 	if err != nil {
 		return fmt.Errorf("layer source: %w", err)
 	}
