@@ -24,8 +24,9 @@ import (
 // Cache remembers layers across runs, keyed by what goes into them: every
 // entry's path, kind, mode, owner, link target and file content, plus the
 // epoch and gzip level. An unchanged binary is then neither re-tarred nor
-// re-compressed. Blobs live in Dir/blobs, keys in Dir/keys; both are written
-// to a temporary name and renamed, so concurrent runs can share a Dir.
+// re-compressed. Blobs live in Dir/blobs, keys in Dir/keys, Go binaries'
+// SHA-256 by build ID in Dir/sums (see sourceSum); all are written to a
+// temporary name and renamed, so concurrent runs can share a Dir.
 type Cache struct {
 	Dir string
 }
@@ -35,6 +36,9 @@ type cacheRecord struct {
 	Digest string `json:"digest"`
 	DiffID string `json:"diffID"`
 	Size   int64  `json:"size"`
+	// Blob is the blob file as last checked (written or hashed); absent
+	// where it could not be read (see blobStamp).
+	Blob *blobStamp `json:"blob,omitempty"`
 }
 
 // Write returns the cached layer for entries and opts, or writes it with
@@ -88,15 +92,33 @@ func (c *Cache) lookup(keyFile, blobs string) (v1.Layer, bool) {
 	// Blobs are written without fsync (see Write): one a crash or a full
 	// disk left short, zeroed or torn, or one changed since, no longer
 	// hashes to its name. It is written again instead of being shipped.
-	if !blobIntact(path, digest) {
+	// A blob whose stamp says it is the file checked before, in this
+	// boot, is not read again.
+	if !c.stampMatches(path, r.Blob) && !blobIntact(path, digest) {
 		_ = os.Remove(path)
 		return nil, false
 	}
-	// Used now: Prune keeps what recent runs used.
+	// Used now: Prune keeps what recent runs used. Touching the blob
+	// changes its times, so the record takes its new stamp (best effort:
+	// without it the next hit hashes the blob).
 	now := time.Now()
-	_ = os.Chtimes(keyFile, now, now)
 	_ = os.Chtimes(path, now, now)
+	if st, ok := stampOf(path); ok {
+		r.Blob = &st
+		if data, err := json.Marshal(r); err == nil && writeAtomic(keyFile, data) == nil {
+			return l, true
+		}
+	}
+	_ = os.Chtimes(keyFile, now, now)
 	return l, true
+}
+
+func (c *Cache) stampMatches(path string, want *blobStamp) bool {
+	if want == nil {
+		return false
+	}
+	st, ok := stampOf(path)
+	return ok && st == *want
 }
 
 // Prune removes cached layers that no run has used for maxAge, so a cache
@@ -135,7 +157,12 @@ func (c *Cache) record(keyFile string, l v1.Layer) error {
 	digest, _ := l.Digest()
 	diffID, _ := l.DiffID()
 	size, _ := l.Size()
-	data, err := json.Marshal(cacheRecord{Digest: digest.String(), DiffID: diffID.String(), Size: size})
+	r := cacheRecord{Digest: digest.String(), DiffID: diffID.String(), Size: size}
+	// Write hashed the blob's bytes as it wrote them.
+	if st, ok := stampOf(BlobPath(filepath.Join(c.Dir, "blobs"), digest)); ok {
+		r.Blob = &st
+	}
+	data, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}

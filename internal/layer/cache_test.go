@@ -2,6 +2,7 @@ package layer
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -120,4 +121,79 @@ func TestCachePrune(t *testing.T) {
 	assert.Positive(t, freed)
 	assert.NoFileExists(t, BlobPath(filepath.Join(c.Dir, "blobs"), old))
 	assert.FileExists(t, BlobPath(filepath.Join(c.Dir, "blobs"), recent))
+}
+
+// A hit does not hash the blob again while its stamp (boot, inode, size,
+// times) says it is the file checked before; a blob rewritten in place
+// with its mtime set back, or a stamp of another boot (a crash may have
+// left the unsynced blob zeroed), is hashed and, being wrong, written
+// again.
+func TestCacheBlobStamp(t *testing.T) {
+	if _, ok := stampOf(t.TempDir()); !ok {
+		t.Skip("no boot ID or inode here: every hit hashes its blob")
+	}
+	ctx := context.Background()
+	_, entries, opts, c := cacheSetup(t, "binary v1, long enough to matter")
+	first, _, err := c.Write(ctx, entries, opts)
+	require.NoError(t, err)
+	d, _ := first.Digest()
+	size, _ := first.Size()
+	blob := BlobPath(filepath.Join(c.Dir, "blobs"), d)
+	keys, err := filepath.Glob(filepath.Join(c.Dir, "keys", "*.json"))
+	require.NoError(t, err)
+	require.Len(t, keys, 1)
+	readRec := func() cacheRecord {
+		var r cacheRecord
+		data, err := os.ReadFile(keys[0])
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(data, &r))
+		return r
+	}
+	writeRec := func(r cacheRecord) {
+		data, err := json.Marshal(r)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(keys[0], data, 0o644))
+	}
+	corrupt := func() {
+		fi, err := os.Stat(blob)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(blob, make([]byte, size), 0o644))
+		require.NoError(t, os.Chtimes(blob, fi.ModTime(), fi.ModTime()))
+	}
+	require.NotNil(t, readRec().Blob, "the written blob is stamped")
+
+	// Rewritten in place, same size, mtime set back: its change time
+	// differs, so it is hashed and written again.
+	corrupt()
+	_, hit, err := c.Write(ctx, entries, opts)
+	require.NoError(t, err)
+	assert.False(t, hit)
+	assert.True(t, blobIntact(blob, d))
+
+	// The stamp is what spares the hash: a record stamped with the
+	// corrupted file's own stamp hands it out (which is why only this
+	// boot's stamps count) ...
+	corrupt()
+	r := readRec()
+	st, ok := stampOf(blob)
+	require.True(t, ok)
+	r.Blob = &st
+	writeRec(r)
+	_, hit, err = c.Write(ctx, entries, opts)
+	require.NoError(t, err)
+	assert.True(t, hit, "a matching stamp is trusted without hashing")
+
+	// ... and the same stamp from another boot is not.
+	r = readRec()
+	st, _ = stampOf(blob)
+	st.Boot = "another-boot"
+	r.Blob = &st
+	writeRec(r)
+	_, hit, err = c.Write(ctx, entries, opts)
+	require.NoError(t, err)
+	assert.False(t, hit)
+	assert.True(t, blobIntact(blob, d))
+	_, hit, err = c.Write(ctx, entries, opts)
+	require.NoError(t, err)
+	assert.True(t, hit)
 }

@@ -80,7 +80,8 @@ func Write(ctx context.Context, entries []rootfs.Entry, opts Options) (v1.Layer,
 	}
 	// No fsync: it cost 30 ms a layer on the critical path, and a blob a
 	// crash leaves short or zeroed is caught where it matters, when the
-	// cache hands it out again (Cache.lookup checks its digest).
+	// cache hands it out again (Cache.lookup checks its digest unless its
+	// stamp says it is the same file in the same boot).
 	l, err := writeBlob(ctx, blob, tmp.Name(), planned, epoch, level, opts.Threads)
 	if cerr := tmp.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("layer file %s: %w", tmp.Name(), cerr)
