@@ -92,3 +92,27 @@ func (b *flatBases) flat(ctx context.Context, dig v1.Hash, img v1.Image) *flatBa
 	})
 	return fb
 }
+
+// prefetch flattens the bases of units, one after another in unit order,
+// beside the compiles: the platform linked last then finds its base read
+// instead of fetching and flattening it after the last link. It stops
+// between bases once stop is closed or ctx ends (a base being read is read
+// to the end with ctx, so no unit waiting for it gets another error). A
+// base's error stays with it, for get to return where its unit is
+// assembled.
+func (b *flatBases) prefetch(ctx context.Context, units [][]unit, stop <-chan struct{}) {
+	for _, us := range units {
+		for _, u := range us {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			default:
+			}
+			if u.base != nil {
+				b.flat(ctx, u.baseDig, u.base)
+			}
+		}
+	}
+}

@@ -150,3 +150,38 @@ func TestBuildOnMergedUsrBase(t *testing.T) {
 	_, ok = workdir.Lookup("/sbin")
 	assert.False(t, ok)
 }
+
+// prefetch reads each distinct base once, in unit order, skips scratch
+// units, and stops when ctx ends or stop is closed.
+func TestFlatBasesPrefetch(t *testing.T) {
+	img, err := mutate.AppendLayers(empty.Image, tartest.Layer(t, tartest.MergedUsr()...))
+	require.NoError(t, err)
+	dig, err := img.Digest()
+	require.NoError(t, err)
+	other := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("1", 64)}
+	var calls atomic.Int32
+	counted := countingImage{Image: img, calls: &calls}
+	units := [][]unit{
+		{{base: counted, baseDig: dig}, {base: counted, baseDig: other}, {}},
+		{{base: counted, baseDig: dig}},
+	}
+
+	var b flatBases
+	b.prefetch(context.Background(), units, nil)
+	assert.Equal(t, int32(2), calls.Load(), "each distinct base once")
+	f, err := b.get(context.Background(), other, counted)
+	require.NoError(t, err)
+	_, ok := f.Lookup("/home/gitlab-runner")
+	assert.True(t, ok)
+	assert.Equal(t, int32(2), calls.Load(), "get finds what prefetch read")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stopped flatBases
+	stopped.prefetch(ctx, units, nil)
+	assert.Empty(t, stopped.m, "nothing read once ctx ended")
+	closed := make(chan struct{})
+	close(closed)
+	stopped.prefetch(context.Background(), units, closed)
+	assert.Empty(t, stopped.m, "nothing read once stopped")
+}

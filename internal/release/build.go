@@ -168,6 +168,14 @@ func compileAndAssemble(ctx context.Context, plan *recipe.Plan, targets []crossb
 			return nil
 		})
 	}
+	// Every platform's base is read beside the compiles too, so the last
+	// platform's assembly does not start with it; a failed build stops it
+	// between bases rather than waiting for them all.
+	stopPrefetch := make(chan struct{})
+	asm.Go(func() error {
+		a.flat.prefetch(bctx, a.units, stopPrefetch)
+		return nil
+	})
 	start := time.Now()
 	err := crossbuild.Build(bctx, targets, crossbuild.Options{
 		Dir: plan.Dir,
@@ -189,6 +197,9 @@ func compileAndAssemble(ctx context.Context, plan *recipe.Plan, targets []crossb
 			return nil
 		},
 	})
+	if err != nil {
+		close(stopPrefetch)
+	}
 	a.slots.compilesEnded()
 	if asmErr := asm.Wait(); asmErr != nil {
 		return asmErr // the root cause when it cancelled the compiles
