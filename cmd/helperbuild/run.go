@@ -119,9 +119,11 @@ func finishRun(cmd *cobra.Command, prog *runProgress, rep *release.Report, err e
 	} else {
 		prog.close(err) // the final state, before anything else is printed
 	}
-	var failed *verify.FailedError
-	if errors.As(err, &failed) {
-		// The findings as verify prints them; the error line says what failed.
+	for k, failed := range release.CheckFailures(err) {
+		// The findings as verify prints them, each image's; the error lines say what failed.
+		if k > 0 {
+			cmd.PrintErrln()
+		}
 		if werr := verify.WriteTable(cmd.ErrOrStderr(), failed.Name, failed.Report); werr != nil {
 			return werr
 		}

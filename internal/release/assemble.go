@@ -31,6 +31,7 @@ type assembler struct {
 	opts   Options
 	flat   flatBases // each base's filesystem, flattened once
 	attest *attestor // nil: no attestations
+	found  *checkFindings
 
 	// schedule runs assemble(i, j, true) beside the compiles.
 	schedule func(i, j int)
@@ -55,7 +56,7 @@ func newAssembler(plan *recipe.Plan, units [][]unit, b *bases, binDir string, ca
 		slots: newSlots(opts.Jobs, len(targetPlatforms)), pending: make([]int, len(plan.Platforms)),
 		images: make([][]v1.Image, len(units)), checks: make([][][]verify.Check, len(units)),
 		binaries: make([]int, len(plan.Platforms)), compiles: make([]bool, len(plan.Platforms)), upToDate: make([]int, len(plan.Platforms)),
-		attests: make([][]*Attestation, len(units))}
+		attests: make([][]*Attestation, len(units)), found: newCheckFindings(units)}
 	a.flat.readOS = at != nil
 	for i := range units {
 		a.images[i] = make([]v1.Image, len(units[i]))
@@ -118,7 +119,8 @@ func (a *assembler) compiled(k int, upToDate bool) {
 	})
 }
 
-// rest assembles every unit not assembled yet.
+// rest assembles every unit not assembled yet; a unit that fails its
+// checks does not stop the others (see checkFindings).
 func (a *assembler) rest(ctx context.Context) error {
 	for i := range a.units {
 		for j := range a.units[i] {
@@ -126,7 +128,7 @@ func (a *assembler) rest(ctx context.Context) error {
 			done := a.images[i][j] != nil
 			a.mu.Unlock()
 			if !done {
-				if err := a.assemble(ctx, i, j, false); err != nil {
+				if err := a.assemble(ctx, i, j, false); err != nil && !a.found.gather(ctx, i, j, err) {
 					return err
 				}
 			}
@@ -169,6 +171,9 @@ func (a *assembler) assemble(ctx context.Context, i, j int, gated bool) error {
 	}
 	if gated {
 		a.slots.release()
+	}
+	if err == nil && (st != nil || a.opts.OnImage != nil) && a.found.failed() {
+		err = errHeldBack // the run fails: nothing more to upload
 	}
 	if err == nil && (st != nil || a.opts.OnImage != nil) {
 		a.uploading(i, j, img, up)

@@ -155,13 +155,14 @@ func compileAndAssemble(ctx context.Context, plan *recipe.Plan, targets []crossb
 	// never waits for another platform's gzip; but only in slots no compile
 	// needs and on one goroutine, so it takes the time the links leave (five
 	// platforms in two slots: the first four are compressed while the fifth
-	// links alone). A failed assembly cancels the compiles.
+	// links alone). A failed assembly cancels the compiles, unless it failed
+	// its checks: those are gathered (see checkFindings).
 	bctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var asm errgroup.Group
 	a.schedule = func(i, j int) {
 		asm.Go(func() error {
-			if err := a.assemble(bctx, i, j, true); err != nil {
+			if err := a.assemble(bctx, i, j, true); err != nil && !a.found.gather(bctx, i, j, err) {
 				cancel(err)
 				return err
 			}
@@ -202,13 +203,16 @@ func compileAndAssemble(ctx context.Context, plan *recipe.Plan, targets []crossb
 	}
 	a.slots.compilesEnded()
 	if asmErr := asm.Wait(); asmErr != nil {
-		return asmErr // the root cause when it cancelled the compiles
+		return a.found.withFindings(plan, asmErr) // the root cause when it cancelled the compiles
 	}
 	if err != nil {
-		return err
+		return a.found.withFindings(plan, err)
 	}
 	// Images that copy no binary (or a plan without binaries) are assembled now.
 	if err := a.rest(ctx); err != nil {
+		return a.found.withFindings(plan, err)
+	}
+	if err := a.found.err(plan); err != nil {
 		return err
 	}
 	opts.Logger.Info("built", "binaries", len(targets), "duration", time.Since(start).Round(time.Millisecond))
