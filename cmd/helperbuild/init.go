@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/helperbuild/helperbuild/internal/release"
 	"github.com/helperbuild/helperbuild/internal/scaffold"
 )
 
@@ -25,8 +26,10 @@ const (
 )
 
 type initFlags struct {
-	base   string
-	stdout bool
+	base     string
+	stdout   bool
+	offline  bool
+	insecure []string
 }
 
 func newInitCmd(env Env) *cobra.Command {
@@ -53,6 +56,8 @@ Existing files are never overwritten.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.base, "base", "scratch", "BASE_IMAGE of every image: a multi-arch base with what GitLab Runner needs (scratch: the binaries alone, builds with no registry)")
 	fl.BoolVar(&f.stdout, "stdout", false, "print the files instead of writing them")
+	fl.BoolVar(&f.offline, "offline", false, "write the files without reading --base to check that it has every platform they list")
+	fl.StringArrayVar(&f.insecure, "insecure-registry", nil, "HOST[:PORT] of --base that may be reached over plain HTTP or with an unverified certificate (repeatable)")
 	return cmd
 }
 
@@ -77,6 +82,12 @@ func runInit(cmd *cobra.Command, env Env, f *initFlags) error {
 			if exists(filepath.Join(dir, p)) {
 				return usagef("%s already exists in %s; init never overwrites: move it away, or print the files with --stdout", p, dir)
 			}
+		}
+	}
+	if f.base != "scratch" && !f.offline {
+		reg := release.Registry{Keychain: keychain(env), Insecure: f.insecure, UserAgent: "helperbuild/" + version}
+		if err := release.CheckBasePlatforms(cmd.Context(), f.base, scaffold.Platforms, reg); err != nil {
+			return err // nothing written
 		}
 	}
 	repo, err := scaffold.Inspect(cmd.Context(), dir, "go", env)

@@ -165,7 +165,7 @@ func TestInitBesideAGitLabCI(t *testing.T) {
 	dir := exampleCopy(t, "helperbuild.yaml")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".gitlab-ci.yml"), []byte("test:\n  script: go test ./...\n"), 0o644))
 	t.Chdir(dir)
-	code, stdout, stderr := run(t, baseEnv(), "init", "--base", "registry.example.com/base/runner-helper:1.0")
+	code, stdout, stderr := run(t, baseEnv(), "init", "--offline", "--base", "registry.example.com/base/runner-helper:1.0")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "wrote helperbuild.yaml and .gitlab/ci/helperbuild.gitlab-ci.yml\nadd it to .gitlab-ci.yml:\n  include:\n    - local: .gitlab/ci/helperbuild.gitlab-ci.yml\n")
 	assert.Equal(t, "test:\n  script: go test ./...\n", readFile(t, filepath.Join(dir, ".gitlab-ci.yml")))
