@@ -87,7 +87,7 @@ func TestInitBuildsTheExample(t *testing.T) {
 	assert.Contains(t, written, "\n    # contract: runner\n")
 	assert.Equal(t, "gitlab-runner", plan.Images[1].Name)
 	assert.Contains(t, ci, "\n    # the template at the commit of the development build of helperbuild (dev) that wrote this; change ref to a release tag\n    ref: "+testRevision+"\n    file: ci/gitlab/release.gitlab-ci.yml\n")
-	assert.Contains(t, ci, "\n      setup: command -v helperbuild >/dev/null 2>&1 || GOBIN=/usr/local/bin go install github.com/helperbuild/helperbuild/cmd/helperbuild@"+testRevision+"\n", "the jobs install the helperbuild of ref")
+	assert.Contains(t, ci, "\n      helperbuild-version: "+testRevision+"\n", "the jobs install the helperbuild of ref")
 
 	// A second init refuses, and changes nothing.
 	code, stdout, stderr = run(t, baseEnv(), "init")

@@ -172,8 +172,8 @@ include:
     inputs:
       name: {{.Name}}
       platforms: [{{.Platforms}}]
-      # the helperbuild the jobs run: the one at ref, never @latest
-      setup: command -v helperbuild >/dev/null 2>&1 || GOBIN=/usr/local/bin go install {{.Command}}@{{.Ref}}
+      # the helperbuild the jobs install (go install {{.Command}}@VERSION): the one at ref
+      helperbuild-version: {{.Ref}}
     rules:
       - if: $CI_COMMIT_TAG
 `))
