@@ -127,6 +127,7 @@ func (a *assembler) rest(ctx context.Context) error {
 			a.mu.Lock()
 			done := a.images[i][j] != nil
 			a.mu.Unlock()
+			done = done || a.found.ended(i, j)
 			if !done {
 				if err := a.assemble(ctx, i, j, false); err != nil && !a.found.gather(ctx, i, j, err) {
 					return err

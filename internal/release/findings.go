@@ -23,15 +23,16 @@ var errHeldBack = errors.New("passed its checks, not uploaded: another platform 
 
 // checkFindings are the units that failed their checks, in unit order.
 type checkFindings struct {
-	mu      sync.Mutex
-	reports [][]*verify.PlatformReport // [image][platform], nil where a unit passed
-	held    bool                       // some unit was held back
+	mu       sync.Mutex
+	reports  [][]*verify.PlatformReport // [image][platform], nil where a unit passed
+	gathered [][]bool                   // [image][platform]: failed or held back, gathered
 }
 
 func newCheckFindings(units [][]unit) *checkFindings {
-	f := &checkFindings{reports: make([][]*verify.PlatformReport, len(units))}
+	f := &checkFindings{reports: make([][]*verify.PlatformReport, len(units)), gathered: make([][]bool, len(units))}
 	for i := range units {
 		f.reports[i] = make([]*verify.PlatformReport, len(units[i]))
+		f.gathered[i] = make([]bool, len(units[i]))
 	}
 	return f
 }
@@ -47,16 +48,24 @@ func (f *checkFindings) gather(ctx context.Context, i, j int, err error) bool {
 	switch {
 	case errors.Is(err, errHeldBack):
 		f.mu.Lock()
-		f.held = true
+		f.gathered[i][j] = true
 		f.mu.Unlock()
 		return true
 	case errors.As(err, &fe) && len(fe.Report.Platforms) == 1:
 		f.mu.Lock()
-		f.reports[i][j] = &fe.Report.Platforms[0]
+		f.reports[i][j], f.gathered[i][j] = &fe.Report.Platforms[0], true
 		f.mu.Unlock()
 		return true
 	}
 	return false
+}
+
+// ended reports whether unit (i, j) failed its checks or was held back:
+// it is finished, not to be assembled again.
+func (f *checkFindings) ended(i, j int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.gathered[i][j]
 }
 
 // failed reports whether some unit failed its checks.

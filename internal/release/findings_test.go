@@ -54,12 +54,19 @@ func TestCheckFailuresGathered(t *testing.T) {
 	assert.Contains(t, err.Error(), "docs/gitlab-image-contract.md")
 
 	final := map[string]progress.Event{}
+	checking := map[string]int{}
 	for _, e := range events.all() {
 		if e.Kind == progress.KindStage {
 			final[e.Image+" "+e.Platform] = e
+			if e.Stage == progress.Checking {
+				checking[e.Image+" "+e.Platform]++
+			}
 		}
 	}
 	require.Len(t, final, 4)
+	for unit, n := range checking {
+		assert.Equal(t, 1, n, "%s is checked once: a failed unit is not assembled again", unit)
+	}
 	for unit, e := range final {
 		assert.NotContains(t, e.Message, "stopped:", unit)
 		if strings.HasPrefix(unit, "a ") {

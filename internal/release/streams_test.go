@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
@@ -100,8 +101,9 @@ func indexOf(list []string, s string) int {
 //
 // Both platforms fail. The first to be assembled once nothing compiles (it
 // streams) goes on; the other waits, whichever it is, until that failure
-// has cancelled the build, so neither the order in which the compiles end
-// nor how fast each check runs decides what streams.
+// is reported (the run goes on to check every platform, see
+// checkFindings), so neither the order in which the compiles end nor how
+// fast each check runs decides what streams.
 func TestFailedCheckEndsStreams(t *testing.T) {
 	plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: "scratch", Platforms: platforms(t, "linux/amd64,linux/arm64")})
 	require.NoError(t, err)
@@ -118,6 +120,14 @@ func TestFailedCheckEndsStreams(t *testing.T) {
 		pass.Do(func() { close(passed) })
 		return onImage(ctx, image, p, img)
 	}
+	// The first failure is known once its unit's failed stage is reported.
+	firstFailure := make(chan struct{})
+	var failedOnce sync.Once
+	opts.Progress = progressFunc(func(e progress.Event) {
+		if e.Kind == progress.KindStage && e.Stage == progress.Failed {
+			failedOnce.Do(func() { close(firstFailure) })
+		}
+	})
 	var mu sync.Mutex
 	leader, waited := false, 0
 	opts.hooks = &hooks{assembling: func(ctx context.Context, _ v1.Platform, background bool) {
@@ -132,6 +142,7 @@ func TestFailedCheckEndsStreams(t *testing.T) {
 			select {
 			case <-ctx.Done():
 			case <-passed:
+			case <-firstFailure:
 			}
 		}
 	}}
@@ -148,3 +159,8 @@ func TestFailedCheckEndsStreams(t *testing.T) {
 	}
 	assert.Empty(t, s.order)
 }
+
+// progressFunc is a progress observer that calls itself.
+type progressFunc func(progress.Event)
+
+func (f progressFunc) Event(e progress.Event) { f(e) }
