@@ -57,7 +57,8 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Report, error
 	for i, e := range entries {
 		listed[i] = e.platform
 	}
-	r.Problems = append(r.Problems, nodesWithoutImage(opts.Nodes, listed, "has no image in this index")...)
+	nodeProblems, nodes := checkNodes(opts.Nodes, listed, "has no image in this index")
+	r.Problems, r.Nodes = append(r.Problems, nodeProblems...), nodes
 
 	inIndex := inIndexAttestations(im)
 	r.Platforms = make([]PlatformReport, len(entries))
@@ -166,7 +167,8 @@ func Image(ctx context.Context, img v1.Image, opts Options) (*Report, error) {
 	default:
 		checks = append(checks, Check{Name: CheckCoverage, Reason: "image is " + platform.Format(p) + ", expected " + platform.Format(opts.Platforms[0])})
 	}
-	r.Problems = append(r.Problems, nodesWithoutImage(opts.Nodes, []v1.Platform{p}, "cannot run this "+platform.Format(p)+" image")...)
+	nodeProblems, nodes := checkNodes(opts.Nodes, []v1.Platform{p}, "cannot run this "+platform.Format(p)+" image")
+	r.Problems, r.Nodes = append(r.Problems, nodeProblems...), nodes
 	var statements []statementBlob
 	if opts.Attestations {
 		if statements, err = attestationsFor(ctx, nil, nil, d, opts); err != nil {

@@ -46,6 +46,9 @@ func WriteTable(w io.Writer, name string, r *Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if r.Nodes != nil {
+		fmt.Fprintln(&b, r.Nodes.String())
+	}
 	if lines := FindingLines(r); len(lines) > 0 {
 		b.WriteString("\n")
 		for _, l := range lines {
@@ -190,7 +193,7 @@ func shortDigest(d string) string {
 
 // JSON is r as WriteJSON prints it.
 func JSON(r *Report) JSONReport {
-	jr := JSONReport{OK: r.OK(), Digest: r.Digest, Findings: r.Findings(), Platforms: []JSONPlatformReport{}}
+	jr := JSONReport{OK: r.OK(), Digest: r.Digest, Findings: r.Findings(), Platforms: []JSONPlatformReport{}, Nodes: r.Nodes}
 	if jr.Findings == nil {
 		jr.Findings = []Finding{}
 	}
@@ -210,6 +213,9 @@ type JSONReport struct {
 	Digest    string               `json:"digest"`
 	Findings  []Finding            `json:"findings"`
 	Platforms []JSONPlatformReport `json:"platforms"`
+	// Nodes, with --nodes: how many nodes were read, per platform, and
+	// how many run an image of the reference.
+	Nodes *NodeCount `json:"nodes,omitempty"`
 }
 
 // JSONPlatformReport is a PlatformReport with its verdict.

@@ -47,6 +47,8 @@ type Report struct {
 	Problems []Finding `json:"problems"`
 	// Platforms holds one report per image in the index, in index order.
 	Platforms []PlatformReport `json:"platforms"`
+	// Nodes is what the nodes check covered; nil without Options.Nodes.
+	Nodes *NodeCount `json:"nodes,omitempty"`
 }
 
 // PlatformReport holds the checks of one platform's image.
