@@ -84,11 +84,9 @@ func runInit(cmd *cobra.Command, env Env, f *initFlags) error {
 			}
 		}
 	}
-	if f.base != "scratch" && !f.offline {
-		reg := release.Registry{Keychain: keychain(env), Insecure: f.insecure, UserAgent: "helperbuild/" + version}
-		if err := release.CheckBasePlatforms(cmd.Context(), f.base, scaffold.Platforms, reg); err != nil {
-			return err // nothing written
-		}
+	reg := release.Registry{Keychain: keychain(env), Insecure: f.insecure, UserAgent: "helperbuild/" + version}
+	if err := release.CheckInitBase(cmd.Context(), f.base, f.offline, scaffold.Platforms, reg); err != nil {
+		return err // nothing written
 	}
 	repo, err := scaffold.Inspect(cmd.Context(), dir, "go", env)
 	if err != nil {

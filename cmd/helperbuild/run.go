@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helperbuild/helperbuild/internal/release"
-	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
 // buildRun is a build or push with every input gathered and checked by
@@ -119,14 +118,8 @@ func finishRun(cmd *cobra.Command, prog *runProgress, rep *release.Report, err e
 	} else {
 		prog.close(err) // the final state, before anything else is printed
 	}
-	for k, failed := range release.CheckFailures(err) {
-		// The findings as verify prints them, each image's; the error lines say what failed.
-		if k > 0 {
-			cmd.PrintErrln()
-		}
-		if werr := verify.WriteTable(cmd.ErrOrStderr(), failed.Name, failed.Report); werr != nil {
-			return werr
-		}
+	if werr := release.WriteCheckFailures(cmd.ErrOrStderr(), err); werr != nil {
+		return werr
 	}
 	if rep != nil {
 		if perr := printReport(cmd.OutOrStdout(), rep); perr != nil {

@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
 
 	"github.com/helperbuild/helperbuild/internal/recipe"
@@ -143,4 +144,21 @@ func CheckFailures(err error) []*verify.FailedError {
 		walk(err)
 	}
 	return out
+}
+
+// WriteCheckFailures prints the failed checks err carries (see
+// CheckFailures) as verify prints them: each image's table, a blank line
+// between them; nothing when there are none.
+func WriteCheckFailures(w io.Writer, err error) error {
+	for k, failed := range CheckFailures(err) {
+		if k > 0 {
+			if _, werr := io.WriteString(w, "\n"); werr != nil {
+				return werr
+			}
+		}
+		if werr := verify.WriteTable(w, failed.Name, failed.Report); werr != nil {
+			return werr
+		}
+	}
+	return nil
 }

@@ -21,6 +21,15 @@ const (
 	initBaseTimeout = 30 * time.Second
 )
 
+// CheckInitBase is CheckBasePlatforms unless base is scratch (no
+// platforms to check) or offline (init --offline) says not to read it.
+func CheckInitBase(ctx context.Context, base string, offline bool, want []string, reg Registry) error {
+	if base == "scratch" || offline {
+		return nil
+	}
+	return CheckBasePlatforms(ctx, base, want, reg)
+}
+
 // CheckBasePlatforms reads base's index (a registry, an oci: layout or an
 // oci-archive:) through reg and fails, naming every platform base lacks,
 // when it does not offer each of want: the platforms init writes, which a
