@@ -108,7 +108,7 @@ func TestBuildCheckFailurePrintsTable(t *testing.T) {
 	assert.Empty(t, res.stdout)
 	lines := relLines(res.stderr)
 	last := lines[len(lines)-1]
-	assert.Equal(t, "helperbuild: image app failed verification, nothing was published: 27 contract failures on linux/amd64", last)
+	assert.Equal(t, "helperbuild: image app failed verification, nothing was published: 27 contract failures on linux/amd64 | fix each image's Dockerfile for the failures listed above (the contract's rules: docs/gitlab-image-contract.md) and run again", last)
 	assert.Regexp(t, `(?m)^PLATFORM\s+DIGEST\s+CONFIG\s+ARCH\s+CONTRACT$`, res.stderr)
 	assert.Regexp(t, `(?m)^linux/amd64\s+[0-9a-f]{12}\s+ok\s+ok\s+FAIL$`, res.stderr)
 	assert.Contains(t, res.stderr, "\nlinux/amd64 contract: FAIL: /bin/bash missing: gitlab-runner-build runs every stage with /bin/bash\n")
