@@ -158,27 +158,60 @@ type runCgroup struct {
 	memoryLimit uint64
 }
 
-// cgroupPrefix starts the name of every run's cgroup, followed by the PID
-// of the process that made it, a dash and a random number.
+// cgroupPrefix starts the name of every run's cgroup, followed by the
+// maker's PID namespace (its inode number), the maker's PID in it, a dash
+// and a random number. The namespace is in the name because a PID means
+// nothing outside its namespace: processes of another PID namespace (a
+// container or a chroot-like root sharing the host's cgroup tree) may make
+// their runs' cgroups in the same directory, and a sweep that judged their
+// PIDs by its own namespace would remove a cgroup another process had just
+// made and was about to enter.
 const cgroupPrefix = "helperbuild-sandbox-"
 
-// sweepCgroups removes the runs' cgroups under p that a process which has
-// ended (killed before it could remove them) left behind. One whose maker
-// lives is left alone: it may be about to put a run into it.
+// pidNamespace returns the inode number of the caller's PID namespace, 0
+// where it cannot be read (then nothing is swept).
+func pidNamespace() uint64 {
+	var st syscall.Stat_t
+	if err := syscall.Stat("/proc/self/ns/pid", &st); err != nil {
+		return 0
+	}
+	return st.Ino
+}
+
+// sweepable reports whether name is a run's cgroup made in PID namespace ns
+// by a process that has ended. Names of another namespace, and those of
+// helperbuild versions before the namespace was in the name, are never
+// sweepable: their makers cannot be judged from here.
+func sweepable(name string, ns uint64) bool {
+	rest, ok := strings.CutPrefix(name, cgroupPrefix)
+	if !ok || ns == 0 {
+		return false
+	}
+	parts := strings.Split(rest, "-")
+	if len(parts) != 3 {
+		return false
+	}
+	madeIn, err1 := strconv.ParseUint(parts[0], 10, 64)
+	pid, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil || madeIn != ns || pid <= 0 {
+		return false
+	}
+	return syscall.Kill(pid, 0) == syscall.ESRCH
+}
+
+// sweepCgroups removes the runs' cgroups under p that a process of this PID
+// namespace which has ended (killed before it could remove them) left
+// behind. One whose maker lives is left alone: it may be about to put a run
+// into it.
 func sweepCgroups(p cgroupPlace) {
+	ns := pidNamespace()
 	for _, d := range []string{p.memory, p.pids} {
 		if d == "" {
 			continue
 		}
 		ents, _ := os.ReadDir(d)
 		for _, e := range ents {
-			rest, ok := strings.CutPrefix(e.Name(), cgroupPrefix)
-			pidText, _, ok2 := strings.Cut(rest, "-")
-			pid, err := strconv.Atoi(pidText)
-			if !ok || !ok2 || err != nil || pid <= 0 || !e.IsDir() {
-				continue
-			}
-			if syscall.Kill(pid, 0) == syscall.ESRCH {
+			if e.IsDir() && sweepable(e.Name(), ns) {
 				_ = syscall.Rmdir(filepath.Join(d, e.Name())) // fails while a process is in it
 			}
 		}
@@ -194,7 +227,7 @@ func newRunCgroup(p cgroupPlace, l Limits) (c *runCgroup, err error) {
 		}
 	}()
 	sweepCgroups(p)
-	prefix := cgroupPrefix + strconv.Itoa(os.Getpid()) + "-"
+	prefix := cgroupPrefix + strconv.FormatUint(pidNamespace(), 10) + "-" + strconv.Itoa(os.Getpid()) + "-"
 	if c.memory, err = os.MkdirTemp(p.memory, prefix); err != nil {
 		return c, err
 	}

@@ -89,29 +89,41 @@ func TestRunsInItsCgroup(t *testing.T) {
 	f := facts(out.String())
 	// The cgroup namespace's root is where the init started, the caller's
 	// cgroup; the run's cgroup is one below it.
-	assert.Regexp(t, `^/helperbuild-sandbox-[0-9]+-[0-9]+$`, f["memory_cgroup"], out.String())
+	assert.Regexp(t, `^/helperbuild-sandbox-[0-9]+-[0-9]+-[0-9]+$`, f["memory_cgroup"], out.String())
 }
 
-// A run's cgroup that a killed helperbuild left is removed by the next run;
-// one of a live process is not.
+// A run's cgroup that a killed helperbuild of this PID namespace left is
+// removed by the next run; one of a live process is not, and neither is one
+// made in another PID namespace (whose PIDs mean nothing here: judging them
+// by this namespace removed a fresh cgroup of a run in a chroot-like root
+// sharing the host's cgroup tree, seen in scripts/fresh-check.sh) nor one
+// named the way helperbuild named them before the namespace was in the name.
 func TestStaleCgroupsSwept(t *testing.T) {
 	place, err := findCgroup()
 	if err != nil {
 		t.Fatalf("this test needs a cgroup with the memory controller: %v", err)
 	}
+	ns := pidNamespace()
+	require.NotZero(t, ns, "/proc/self/ns/pid")
 	gone := exec.Command("/bin/true")
 	require.NoError(t, gone.Run())
-	stale := filepath.Join(place.memory, fmt.Sprintf("%s%d-1", cgroupPrefix, gone.Process.Pid))
-	live := filepath.Join(place.memory, fmt.Sprintf("%s%d-1", cgroupPrefix, os.Getpid()))
-	require.NoError(t, os.Mkdir(stale, 0o755))
-	require.NoError(t, os.Mkdir(live, 0o755))
-	defer os.Remove(stale)
-	defer os.Remove(live)
+	dir := func(format string, a ...any) string {
+		d := filepath.Join(place.memory, cgroupPrefix+fmt.Sprintf(format, a...))
+		require.NoError(t, os.Mkdir(d, 0o755))
+		t.Cleanup(func() { _ = os.Remove(d) })
+		return d
+	}
+	stale := dir("%d-%d-1", ns, gone.Process.Pid)
+	live := dir("%d-%d-1", ns, os.Getpid())
+	foreign := dir("%d-%d-1", ns+1, gone.Process.Pid)
+	legacy := dir("%d-1", gone.Process.Pid)
 
 	root := imageRoot(t, "amd64", "print-env")
 	require.NoError(t, (&Runner{}).Run(context.Background(), Spec{Root: root, Path: "/usr/bin/print-env"}))
 	assert.NoDirExists(t, stale)
 	assert.DirExists(t, live)
+	assert.DirExists(t, foreign, "a cgroup made in another PID namespace")
+	assert.DirExists(t, legacy, "a cgroup named without its namespace")
 }
 
 // cgroupDir joins the mount that shows the caller's cgroup with its path.
