@@ -25,6 +25,13 @@ type pkg struct {
 	testImports map[string][]string // the same for _test.go files
 	envReads    []string            // "file:line: os.Getenv" in files that are not tests
 	lines       int                 // lines of the files that are not tests
+	longFuncs   []longFunc          // functions over maxFuncLines in files that are not tests
+}
+
+// longFunc is a function declaration longer than maxFuncLines.
+type longFunc struct {
+	file, name  string // "apply.go", "dispatch" (methods too: "Run")
+	line, lines int
 }
 
 // TestImportRules checks every package of the module against the rules.
@@ -92,6 +99,12 @@ func TestCheckCatchesBreaches(t *testing.T) {
 			"internal/registry (io) imports internal/publish (stage)"},
 		{"a shared package imports an io one", with(func(p map[string]*pkg) { p["internal/part"].imports = imp(m+"/internal/outfile", "x.go") }),
 			"internal/part (shared) imports internal/outfile (io)"},
+		{"a long function", with(func(p map[string]*pkg) {
+			p["internal/layer"].longFuncs = []longFunc{{file: "write.go", name: "Write", line: 10, lines: maxFuncLines + 1}}
+		}), "internal/layer/write.go:10: Write is 81 lines, more than 80"},
+		{"the exception's name in another package", with(func(p map[string]*pkg) {
+			p["internal/recipe"].longFuncs = []longFunc{{file: "apply.go", name: "dispatch", line: 1, lines: 93}}
+		}), "internal/recipe/apply.go:1: dispatch is 93 lines"},
 		{"a package without a role", append(base(), pkg{path: "internal/newthing"}),
 			"internal/newthing has no role: add it to roles"},
 		{"a role without a package", slices.DeleteFunc(base(), func(p pkg) bool { return p.path == "internal/gitmeta" }),
@@ -118,6 +131,8 @@ func TestCheckCatchesBreaches(t *testing.T) {
 		p["internal/publish"].imports = imp(m+"/internal/registry", "x.go")
 		p["cmd/helperbuild"].envReads = []string{"main.go:1: os.Environ"}
 		p["test/e2e"].imports = imp(m+"/internal/testkit", "x.go")
+		p["internal/layer"].longFuncs = []longFunc{{file: "write.go", name: "Write", line: 10, lines: maxFuncLines}}
+		p["internal/dockerfile"].longFuncs = []longFunc{{file: "apply.go", name: "dispatch", line: 101, lines: 93}}
 	})
 	assert.Empty(t, check(m, ok))
 }
@@ -138,6 +153,7 @@ func check(module string, pkgs []pkg) []string {
 			problems = append(problems, checkCommand(module, p)...)
 		}
 		problems = append(problems, checkImports(module, p.path, from, p.testImports, mayInTest)...)
+		problems = append(problems, checkFuncs(p)...)
 		if from != command && from != suite {
 			for _, r := range p.envReads {
 				problems = append(problems, fmt.Sprintf("%s reads the environment at %s: only the command does; pass the value in", p.path, r))
@@ -170,6 +186,21 @@ func checkCommand(module string, p pkg) []string {
 	if p.lines > maxCommandLines {
 		problems = append(problems, fmt.Sprintf("%s has %d lines outside its tests, more than %d: what is not flags, environment or printing belongs in release",
 			p.path, p.lines, maxCommandLines))
+	}
+	return problems
+}
+
+// checkFuncs reports the functions of p over maxFuncLines, except the
+// ones longFuncExceptions names.
+func checkFuncs(p pkg) []string {
+	var problems []string
+	for _, f := range p.longFuncs {
+		where := p.path + "/" + f.file
+		if f.lines <= maxFuncLines || slices.Contains(longFuncExceptions, where+" "+f.name) {
+			continue
+		}
+		problems = append(problems, fmt.Sprintf("%s:%d: %s is %d lines, more than %d: split it along a seam (a step, a loop body, a case)",
+			where, f.line, f.name, f.lines, maxFuncLines))
 	}
 	return problems
 }
@@ -281,6 +312,7 @@ func (p *pkg) addFile(path string) error {
 	test := strings.HasSuffix(name, "_test.go")
 	if !test {
 		p.lines += fset.File(f.Pos()).LineCount()
+		p.addLongFuncs(fset, f, name)
 	}
 	osName := ""
 	for _, spec := range f.Imports {
@@ -314,6 +346,21 @@ func (p *pkg) addFile(path string) error {
 		return true
 	})
 	return nil
+}
+
+// addLongFuncs records the function declarations of f (the file name)
+// longer than maxFuncLines, from the func keyword to the closing brace.
+func (p *pkg) addLongFuncs(fset *token.FileSet, f *ast.File, name string) {
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		start, end := fset.Position(fd.Pos()).Line, fset.Position(fd.End()).Line
+		if n := end - start + 1; n > maxFuncLines {
+			p.longFuncs = append(p.longFuncs, longFunc{file: name, name: fd.Name.Name, line: start, lines: n})
+		}
+	}
 }
 
 // TestMapNamesEveryPackage: the map in internal/doc.go names every

@@ -25,6 +25,11 @@
 //     shared and io packages.
 //   - suite (test/...): may import anything.
 //
+// Every package: no function declaration outside tests is over 80 lines
+// (maxFuncLines), except the Dockerfile instruction switch
+// (internal/dockerfile's dispatch, longFuncExceptions). The separate bench
+// module and testdata programs are not walked.
+//
 // Test files follow their package's rule and may also import test code
 // (fixtures and the packages under test/), and their own package.
 // Every package of the module has a role, and every role in the table names

@@ -143,3 +143,12 @@ const (
 	maxCommandImports = 6
 	maxCommandLines   = 2070
 )
+
+// maxFuncLines is the longest a function declaration of the module may be
+// outside tests (from func to its closing brace): past it, a function does
+// several things that want names. longFuncExceptions names the one function
+// allowed to be longer, as "package/file.go name": the Dockerfile
+// instruction switch, one case per instruction, which reads best whole.
+const maxFuncLines = 80
+
+var longFuncExceptions = []string{"internal/dockerfile/apply.go dispatch"}

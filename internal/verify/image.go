@@ -79,6 +79,25 @@ func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, op
 			Reason: "the history does not say which layers are the image's own (no " + ownComment + " entries matching the layers); checked all of them"})
 	}
 
+	if checks, err = contractAndRun(ctx, checks, t, cfg, layers, p, arch.files, own, n, opts); err != nil {
+		return nil, err
+	}
+	if opts.Attestations {
+		ac, err := attestationChecks(ctx, img, statements, arch.files, base.present(t), desc == nil, opts)
+		if err != nil {
+			return nil, err
+		}
+		checks = append(checks, ac...)
+	}
+	return checks, nil
+}
+
+// contractAndRun appends to checks the contract check (with
+// opts.Contract) and the sandboxed runs of programs (with opts.Run), a run
+// winning over the contract's static findings it covers: the programs run
+// are the Go programs among files the own layers added. n numbers the
+// platform for its directory under TempDir.
+func contractAndRun(ctx context.Context, checks []Check, t *rootfs.FS, cfg *v1.ConfigFile, layers []v1.Layer, p v1.Platform, files []elfFile, own []bool, n int, opts Options) ([]Check, error) {
 	var s spec
 	if opts.Contract != ContractNone {
 		s = helperSpec()
@@ -92,26 +111,29 @@ func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, op
 		checks = append(checks, cc...)
 	}
 	if opts.Run {
-		rc, err := runPrograms(ctx, layers, t, cfg, p, ownGoPrograms(t, arch.files, own), filepath.Join(opts.TempDir, strconv.Itoa(n)), opts)
+		rc, err := runPrograms(ctx, layers, t, cfg, p, ownGoPrograms(t, files, own), filepath.Join(opts.TempDir, strconv.Itoa(n)), opts)
 		if err != nil {
 			return nil, fmt.Errorf("run: %w", err)
 		}
 		checks = append(checks, rc...)
 		checks = runWins(checks, s.startCovers)
 	}
-	if opts.Attestations {
-		m, err := img.Manifest()
-		if err != nil {
-			return nil, fmt.Errorf("manifest: %w", err)
-		}
-		d, err := img.Digest()
-		if err != nil {
-			return nil, err
-		}
-		checks = append(checks, attestCheck(d, m.Annotations, statements, arch.files, base.present(t), desc == nil)...)
-		checks = append(checks, truthCheck(ctx, m.Annotations, statements, opts.SourceFile)...)
-	}
 	return checks, nil
+}
+
+// attestationChecks checks the statements about img against what its
+// files are (the image's own binaries, the base's) and against the source.
+func attestationChecks(ctx context.Context, img v1.Image, statements []statementBlob, files, base []elfFile, single bool, opts Options) ([]Check, error) {
+	m, err := img.Manifest()
+	if err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return nil, err
+	}
+	checks := attestCheck(d, m.Annotations, statements, files, base, single)
+	return append(checks, truthCheck(ctx, m.Annotations, statements, opts.SourceFile)...), nil
 }
 
 func archScope(all, matched bool, own []bool) string {

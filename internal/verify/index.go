@@ -35,23 +35,7 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Report, error
 		return nil, fmt.Errorf("index %s: %w", d, err)
 	}
 	r := &Report{Digest: d.String(), Problems: []Finding{}}
-	var entries []entry
-	for _, desc := range im.Manifests {
-		switch {
-		case attestspec.IsAttestation(desc) || attestspec.UnknownPlatform(desc):
-			continue // no runtime selects it: not a platform's image
-		case desc.Platform == nil:
-			r.Problems = append(r.Problems, problem(CheckCoverage, "", fmt.Sprintf("entry %s has no platform: clients cannot pick it", desc.Digest)))
-		case desc.MediaType != types.OCIManifestSchema1 && desc.MediaType != types.DockerManifestSchema2:
-			r.Problems = append(r.Problems, problem(CheckCoverage, platform.Format(*desc.Platform),
-				fmt.Sprintf("entry %s is %s, not an OCI or Docker image manifest", desc.Digest, mediaTypeName(desc.MediaType))))
-		default:
-			entries = append(entries, entry{desc: desc, platform: *desc.Platform})
-		}
-	}
-	if len(entries) == 0 {
-		r.Problems = append(r.Problems, problem(CheckCoverage, "", "index lists no image manifests"))
-	}
+	entries := platformEntries(im, &r.Problems)
 	coverage := checkCoverage(entries, opts.Platforms, &r.Problems)
 	listed := make([]v1.Platform, len(entries))
 	for i, e := range entries {
@@ -66,31 +50,10 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Report, error
 	g.SetLimit(opts.Jobs)
 	for i, e := range entries {
 		g.Go(func() error {
-			var checks []Check
-			ok := false
-			if opts.Checked != nil && !opts.Attestations {
-				checks, ok = opts.Checked(e.desc.Digest, e.platform)
-			}
-			if !ok {
-				img, err := idx.Image(e.desc.Digest)
-				if err != nil {
-					return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
-				}
-				var statements []statementBlob
-				if opts.Attestations {
-					if statements, err = attestationsFor(gctx, idx, inIndex, e.desc.Digest, opts); err != nil {
-						return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
-					}
-				}
-				if checks, err = verifyImage(gctx, img, &e.platform, i, opts, statements); err != nil {
-					return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
-				}
-			}
-			sc, err := signatureCheck(gctx, e.desc.Digest, opts)
+			checks, err := checkEntry(gctx, idx, inIndex, e, i, opts)
 			if err != nil {
 				return fmt.Errorf("image %s (%s): %w", e.desc.Digest, platform.Format(e.platform), err)
 			}
-			checks = append(checks, sc...)
 			r.Platforms[i] = PlatformReport{
 				Platform: platform.Format(e.platform),
 				Digest:   e.desc.Digest.String(),
@@ -112,6 +75,61 @@ func Index(ctx context.Context, idx v1.ImageIndex, opts Options) (*Report, error
 		}
 	}
 	return r, nil
+}
+
+// platformEntries are the platform images im lists; an entry no client
+// can pick, or that is not an image manifest, is a coverage problem, and
+// so is an index with none. Attestations and unknown/unknown entries are
+// not platform images and are skipped.
+func platformEntries(im *v1.IndexManifest, problems *[]Finding) []entry {
+	var entries []entry
+	for _, desc := range im.Manifests {
+		switch {
+		case attestspec.IsAttestation(desc) || attestspec.UnknownPlatform(desc):
+			continue // no runtime selects it: not a platform's image
+		case desc.Platform == nil:
+			*problems = append(*problems, problem(CheckCoverage, "", fmt.Sprintf("entry %s has no platform: clients cannot pick it", desc.Digest)))
+		case desc.MediaType != types.OCIManifestSchema1 && desc.MediaType != types.DockerManifestSchema2:
+			*problems = append(*problems, problem(CheckCoverage, platform.Format(*desc.Platform),
+				fmt.Sprintf("entry %s is %s, not an OCI or Docker image manifest", desc.Digest, mediaTypeName(desc.MediaType))))
+		default:
+			entries = append(entries, entry{desc: desc, platform: *desc.Platform})
+		}
+	}
+	if len(entries) == 0 {
+		*problems = append(*problems, problem(CheckCoverage, "", "index lists no image manifests"))
+	}
+	return entries
+}
+
+// checkEntry runs the per-platform checks of the index's i-th platform
+// image e (or takes them from Options.Checked), then its signature check.
+func checkEntry(ctx context.Context, idx v1.ImageIndex, inIndex map[v1.Hash][]v1.Hash, e entry, i int, opts Options) ([]Check, error) {
+	var checks []Check
+	ok := false
+	if opts.Checked != nil && !opts.Attestations {
+		checks, ok = opts.Checked(e.desc.Digest, e.platform)
+	}
+	if !ok {
+		img, err := idx.Image(e.desc.Digest)
+		if err != nil {
+			return nil, err
+		}
+		var statements []statementBlob
+		if opts.Attestations {
+			if statements, err = attestationsFor(ctx, idx, inIndex, e.desc.Digest, opts); err != nil {
+				return nil, err
+			}
+		}
+		if checks, err = verifyImage(ctx, img, &e.platform, i, opts, statements); err != nil {
+			return nil, err
+		}
+	}
+	sc, err := signatureCheck(ctx, e.desc.Digest, opts)
+	if err != nil {
+		return nil, err
+	}
+	return append(checks, sc...), nil
 }
 
 // Platform runs the per-platform checks (config, arch, contract, run) on

@@ -101,23 +101,7 @@ func benchmark(ctx context.Context, cfg *config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		switch {
-		case cfg.keep:
-			fmt.Fprintf(os.Stderr, "hbbench: work directory kept: %s\n", work)
-		case err != nil:
-			// Keep only the logs (registry storage and binaries can be GBs).
-			entries, _ := os.ReadDir(work)
-			for _, e := range entries {
-				if !strings.HasSuffix(e.Name(), ".log") {
-					_ = os.RemoveAll(filepath.Join(work, e.Name()))
-				}
-			}
-			fmt.Fprintf(os.Stderr, "hbbench: logs kept in %s\n", work)
-		default:
-			_ = os.RemoveAll(work)
-		}
-	}()
+	defer func() { cleanWork(cfg.keep, work, err) }()
 	b := &bench{cfg: cfg, work: work, start: time.Now()}
 	if b.log, err = os.Create(filepath.Join(work, "bench.log")); err != nil {
 		return err
@@ -125,22 +109,7 @@ func benchmark(ctx context.Context, cfg *config) (err error) {
 	defer b.log.Close()
 	b.progress("work directory %s (command output in bench.log)", work)
 
-	b.facts.goVersion = firstLine(b.output(ctx, repo, "go", "version"))
-	b.facts.cpus = runtime.NumCPU()
-	b.facts.load = firstLine(readFile("/proc/loadavg"))
-
-	b.helperbuild, b.hbErr = b.buildHelperbuild(ctx)
-	if b.hbErr == nil {
-		b.facts.hbVersion = strings.Join(strings.Fields(b.output(ctx, repo, b.helperbuild, "version")), " ")
-		if rev := firstLine(b.output(ctx, repo, "git", "rev-parse", "--short", "HEAD")); rev != "" {
-			changed := len(strings.Fields(b.output(ctx, repo, "git", "status", "--porcelain", "--untracked-files=no")))
-			b.facts.hbVersion += fmt.Sprintf(" (built from checkout %s, %d tracked files changed)", rev, changed/2)
-		}
-	}
-	b.ko, b.koErr = b.installKo(ctx)
-	if b.koErr == nil {
-		b.facts.koVersion = firstLine(b.output(ctx, work, b.ko, "version"))
-	}
+	b.tools(ctx)
 
 	reg, err := startRegistry(ctx, work)
 	if err != nil {
@@ -183,6 +152,49 @@ func benchmark(ctx context.Context, cfg *config) (err error) {
 		}
 	}
 	return ctx.Err()
+}
+
+// cleanWork removes the work directory after a run: all of it after a
+// success, all but the logs after a failure (registry storage and binaries
+// can be GBs), nothing with --keep.
+func cleanWork(keep bool, work string, err error) {
+	switch {
+	case keep:
+		fmt.Fprintf(os.Stderr, "hbbench: work directory kept: %s\n", work)
+	case err != nil:
+		entries, _ := os.ReadDir(work)
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), ".log") {
+				_ = os.RemoveAll(filepath.Join(work, e.Name()))
+			}
+		}
+		fmt.Fprintf(os.Stderr, "hbbench: logs kept in %s\n", work)
+	default:
+		_ = os.RemoveAll(work)
+	}
+}
+
+// tools records the machine's facts and builds or installs the tools the
+// steps compare (helperbuild from the checkout, ko); a tool that fails is
+// recorded, its steps are skipped.
+func (b *bench) tools(ctx context.Context) {
+	repo := b.cfg.repo
+	b.facts.goVersion = firstLine(b.output(ctx, repo, "go", "version"))
+	b.facts.cpus = runtime.NumCPU()
+	b.facts.load = firstLine(readFile("/proc/loadavg"))
+
+	b.helperbuild, b.hbErr = b.buildHelperbuild(ctx)
+	if b.hbErr == nil {
+		b.facts.hbVersion = strings.Join(strings.Fields(b.output(ctx, repo, b.helperbuild, "version")), " ")
+		if rev := firstLine(b.output(ctx, repo, "git", "rev-parse", "--short", "HEAD")); rev != "" {
+			changed := len(strings.Fields(b.output(ctx, repo, "git", "status", "--porcelain", "--untracked-files=no")))
+			b.facts.hbVersion += fmt.Sprintf(" (built from checkout %s, %d tracked files changed)", rev, changed/2)
+		}
+	}
+	b.ko, b.koErr = b.installKo(ctx)
+	if b.koErr == nil {
+		b.facts.koVersion = firstLine(b.output(ctx, b.work, b.ko, "version"))
+	}
 }
 
 func firstLine(s string) string {

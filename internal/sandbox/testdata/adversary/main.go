@@ -153,25 +153,7 @@ func inspect() {
 			}
 		}
 	}
-	wd, _ := os.Getwd()
-	kv("cwd", wd)
-	_, err = os.Stat("/etc/left-by-last-run")
-	kv("left_by_last_run", err == nil)
-	kv("write_root", errString(os.WriteFile("/etc/left-by-last-run", []byte("x"), 0o644)))
-	kv("write_tmp", errString(os.WriteFile("/tmp/x", []byte("x"), 0o644)))
-	null, err := os.OpenFile("/dev/null", os.O_WRONLY, 0)
-	if err == nil {
-		_, err = null.Write([]byte("x"))
-		null.Close()
-	}
-	kv("dev_null", errString(err))
-	for _, p := range strings.FieldsFunc(os.Getenv("WRITE_PATHS"), func(r rune) bool { return r == ',' }) {
-		kv("write:"+p, errString(os.WriteFile(p, []byte("x"), 0o644)))
-	}
-	for _, p := range strings.FieldsFunc(os.Getenv("READ_PATHS"), func(r rune) bool { return r == ',' }) {
-		b, err := os.ReadFile(p)
-		kv("read:"+p, string(b)+errString(err))
-	}
+	inspectFiles(kv)
 	kv("argv", strings.Join(os.Args, " "))
 	emulator := "none"
 	for _, line := range strings.Split(readFile("/proc/self/mountinfo"), "\n") {
@@ -192,6 +174,31 @@ func inspect() {
 		if v, ok := strings.CutPrefix(line, "Seccomp:"); ok {
 			kv("seccomp", strings.TrimSpace(v))
 		}
+	}
+}
+
+// inspectFiles prints what the program may read and write: the working
+// directory, the root and /tmp, /dev/null and the paths WRITE_PATHS and
+// READ_PATHS name.
+func inspectFiles(kv func(string, any)) {
+	wd, _ := os.Getwd()
+	kv("cwd", wd)
+	_, err := os.Stat("/etc/left-by-last-run")
+	kv("left_by_last_run", err == nil)
+	kv("write_root", errString(os.WriteFile("/etc/left-by-last-run", []byte("x"), 0o644)))
+	kv("write_tmp", errString(os.WriteFile("/tmp/x", []byte("x"), 0o644)))
+	null, err := os.OpenFile("/dev/null", os.O_WRONLY, 0)
+	if err == nil {
+		_, err = null.Write([]byte("x"))
+		null.Close()
+	}
+	kv("dev_null", errString(err))
+	for _, p := range strings.FieldsFunc(os.Getenv("WRITE_PATHS"), func(r rune) bool { return r == ',' }) {
+		kv("write:"+p, errString(os.WriteFile(p, []byte("x"), 0o644)))
+	}
+	for _, p := range strings.FieldsFunc(os.Getenv("READ_PATHS"), func(r rune) bool { return r == ',' }) {
+		b, err := os.ReadFile(p)
+		kv("read:"+p, string(b)+errString(err))
 	}
 }
 
