@@ -40,7 +40,7 @@ var completeFormat = completeValues(
 	"json", "findings as objects, for machines",
 )
 
-// completeProgress offers the --progress modes (progressModes).
+// completeProgress offers the --progress modes (progress.Modes).
 var completeProgress = completeValues(
 	"auto", "tty on a terminal, else plain",
 	"tty", "a live table redrawn in place",

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/progress"
 )
 
 // complete asks cobra's hidden __complete command, as the shell scripts do,
@@ -74,7 +76,7 @@ func TestProgressCompletion(t *testing.T) {
 	require.Subset(t, with, []string{"build", "push", "merge"})
 	for _, name := range with {
 		got, directive := complete(t, name, "--progress", "")
-		assert.Equal(t, progressModes, got, name)
+		assert.Equal(t, progress.Modes, got, name)
 		assert.Equal(t, ":4", directive, name)
 		got, _ = complete(t, name, "--progress", "q")
 		assert.Equal(t, []string{"quiet"}, got, name)

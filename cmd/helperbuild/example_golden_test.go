@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/release"
 	"github.com/helperbuild/helperbuild/internal/testkit"
 )
@@ -107,7 +108,7 @@ func exampleMetadata(t *testing.T, path, stdout string, manifestOf func(digest s
 			size, compressed := manifestOf(p.Digest)
 			assert.Equal(t, size, p.Size, "%s %s manifest size", img.Name, p.Platform)
 			assert.Equal(t, compressed, p.CompressedSize, "%s %s compressed size", img.Name, p.Platform)
-			assert.Regexp(t, regexp.QuoteMeta(p.Platform)+` +`+regexp.QuoteMeta(p.Digest)+`  +`+regexp.QuoteMeta(humanSize(compressed))+"  ", stdout)
+			assert.Regexp(t, regexp.QuoteMeta(p.Platform)+` +`+regexp.QuoteMeta(p.Digest)+`  +`+regexp.QuoteMeta(progress.Size(compressed))+"  ", stdout)
 		}
 	}
 	return m

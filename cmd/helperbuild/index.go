@@ -2,11 +2,9 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
 
@@ -67,21 +65,6 @@ func runIndex(cmd *cobra.Command, env Env, req release.IndexRequest, f progressF
 	if err := finishRun(cmd, prog, rep, err); err != nil {
 		return err
 	}
-	printSources(cmd.OutOrStdout(), rep)
+	rep.WriteSources(cmd.OutOrStdout())
 	return nil
-}
-
-// printSources says where each platform came from (and --dry-run's index).
-func printSources(w io.Writer, rep *release.Report) {
-	fmt.Fprintln(w, "  sources, each config checked against its binaries:")
-	for _, s := range rep.Sources {
-		fmt.Fprintf(w, "    %s  %s (%s)\n", platform.Format(s.Platform), s.Source, s.SourceManifest)
-		if s.Fixed {
-			fmt.Fprintf(w, "      FIXED: its config said %s, its ELF executables (%d) are %s; published with a corrected config as %s (layers unchanged; the source's attestations about it left out: %d)\n",
-				platform.Format(s.ConfigSaid), s.Binaries, platform.Format(s.Platform), s.Manifest, s.Dropped)
-		}
-	}
-	if rep.DryRunIndex != nil {
-		fmt.Fprintf(w, "the index it would write:\n%s\n", rep.DryRunIndex)
-	}
 }

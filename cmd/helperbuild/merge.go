@@ -2,9 +2,6 @@ package main
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -75,7 +72,7 @@ func runMerge(cmd *cobra.Command, env Env, f *mergeFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	paths, err := partPaths(args)
+	paths, err := release.PartPaths(args)
 	if err != nil {
 		return err
 	}
@@ -97,57 +94,4 @@ func runMerge(cmd *cobra.Command, env Env, f *mergeFlags, args []string) error {
 	prog := openProgress(f.progress, cmd.ErrOrStderr(), env)
 	rep, err := pm.Execute(cmd.Context(), prog.observer())
 	return finishRun(cmd, prog, rep, err)
-}
-
-// partPaths expands merge's arguments: a file as is, a glob to what it
-// matches, a directory to the *.json files in it; each file once, in
-// order. An argument that gives no file is a usage error.
-func partPaths(args []string) ([]string, error) {
-	var out []string
-	add := func(p string) {
-		if !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	for _, a := range args {
-		if fi, err := os.Stat(a); err == nil {
-			if !fi.IsDir() {
-				add(a)
-				continue
-			}
-			matches, _ := filepath.Glob(filepath.Join(globEscape(a), "*.json"))
-			if len(matches) == 0 {
-				return nil, usagef("part directory %s has no *.json files: did the jobs' artifacts reach this job (needs: / dependencies:)?", a)
-			}
-			for _, m := range matches {
-				add(m)
-			}
-			continue
-		}
-		matches, err := filepath.Glob(a)
-		if err != nil {
-			return nil, usagef("part %q: %v", a, err)
-		}
-		if len(matches) == 0 {
-			return nil, usagef("part %s: no such file, and no file matches it as a pattern", a)
-		}
-		for _, m := range matches {
-			if fi, err := os.Stat(m); err == nil && !fi.IsDir() {
-				add(m)
-			}
-		}
-	}
-	return out, nil
-}
-
-// globEscape escapes the glob metacharacters of a literal path.
-func globEscape(p string) string {
-	out := make([]rune, 0, len(p))
-	for _, r := range p {
-		if r == '*' || r == '?' || r == '[' || r == '\\' {
-			out = append(out, '\\')
-		}
-		out = append(out, r)
-	}
-	return string(out)
 }

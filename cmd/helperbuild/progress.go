@@ -20,9 +20,6 @@ type progressFlags struct {
 	verbose bool
 }
 
-// progressModes are buildx's names.
-var progressModes = []string{"auto", "tty", "plain", "json", "quiet"}
-
 // register adds the flags to cmd, with --progress's completion, so every
 // command that has the flag completes it.
 func (f *progressFlags) register(cmd *cobra.Command) {
@@ -33,7 +30,7 @@ func (f *progressFlags) register(cmd *cobra.Command) {
 }
 
 func (f *progressFlags) validate() error {
-	for _, m := range progressModes {
+	for _, m := range progress.Modes {
 		if f.mode == m {
 			return nil
 		}
@@ -61,24 +58,14 @@ func openProgress(f progressFlags, stderr io.Writer, env Env) *runProgress {
 			mode = "tty"
 		}
 	}
-	var r progress.Renderer
-	switch mode {
-	case "tty":
-		r = progress.NewTTY(stderr, size)
-	case "json":
-		r = progress.NewJSON(stderr)
-	case "quiet":
-		r = progress.NewQuiet(stderr)
-	default:
-		r = progress.NewPlain(stderr, env.Get("GITLAB_CI") == "true")
-	}
+	r := progress.ForMode(mode, stderr, size, env.Get("GITLAB_CI") == "true")
 	p := &runProgress{rep: progress.NewReporter(r, time.Now)}
 	level := slog.LevelWarn
 	if f.verbose {
 		level = slog.LevelInfo
 	}
-	p.log = slog.New(progress.LogHandler(p.rep, progress.KindLog, level, redactAttr))
-	p.retry = slog.New(progress.LogHandler(p.rep, progress.KindRetry, level, redactAttr)) // each retry with -v
+	p.log = slog.New(progress.LogHandler(p.rep, progress.KindLog, level, progress.RedactAttr))
+	p.retry = slog.New(progress.LogHandler(p.rep, progress.KindRetry, level, progress.RedactAttr)) // each retry with -v
 	if mode == "tty" {
 		p.stop, p.done = make(chan struct{}), make(chan struct{})
 		go p.tick()

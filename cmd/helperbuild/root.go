@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"syscall"
@@ -149,27 +148,4 @@ func flagHint(c *cobra.Command, err error) string {
 		return "; -v (--verbose) goes after the command, e.g. helperbuild build -v; the version is helperbuild --version"
 	}
 	return ""
-}
-
-// logger writes progress to stderr as plain key=value lines, without
-// times and without the query of any URL in them (upload locations carry
-// session state there).
-func logger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: redactAttr}))
-}
-
-// redactAttr drops a record's time and the query of any URL in a value.
-func redactAttr(groups []string, a slog.Attr) slog.Attr {
-	if a.Key == slog.TimeKey && len(groups) == 0 {
-		return slog.Attr{}
-	}
-	switch v := a.Value.Resolve(); {
-	case v.Kind() == slog.KindString:
-		a.Value = slog.StringValue(progress.Redact(v.String()))
-	case v.Kind() == slog.KindAny:
-		if err, ok := v.Any().(error); ok {
-			a.Value = slog.StringValue(progress.Redact(err.Error()))
-		}
-	}
-	return a
 }

@@ -122,7 +122,7 @@ func finishRun(cmd *cobra.Command, prog *runProgress, rep *release.Report, err e
 		return werr
 	}
 	if rep != nil {
-		if perr := printReport(cmd.OutOrStdout(), rep); perr != nil {
+		if perr := rep.WriteSummary(cmd.OutOrStdout()); perr != nil {
 			return perr
 		}
 	}

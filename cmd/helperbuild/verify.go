@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"runtime"
 
 	"github.com/spf13/cobra"
 
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/release"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
@@ -77,12 +77,12 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := target.Verify(cmd.Context(), opts, f.retry.registry(env, f.insecure), f.metadata, release.Observer{Logger: logger(cmd.ErrOrStderr()),
+	rep, err := target.Verify(cmd.Context(), opts, f.retry.registry(env, f.insecure), f.metadata, release.Observer{Logger: progress.NewLogger(cmd.ErrOrStderr()),
 		RetryLogger: slog.New(slog.DiscardHandler)}) // verify has no -v: the summary per host only
 	if err != nil {
 		return err
 	}
-	return writeVerifyReport(cmd.OutOrStdout(), f.format, arg, rep)
+	return verify.Write(cmd.OutOrStdout(), f.format, arg, rep)
 }
 
 // verifyInputs checks verify's flags and argument and turns them into the
@@ -130,22 +130,4 @@ func verifyInputs(f *verifyFlags, arg string) (target *release.VerifyTarget, opt
 		}
 	}
 	return target, opts, nil
-}
-
-// writeVerifyReport prints rep in format (table or json); a report with
-// failures is a *verify.FailedError.
-func writeVerifyReport(out io.Writer, format, arg string, rep *verify.Report) error {
-	var err error
-	if format == "json" {
-		err = verify.WriteJSON(out, arg, rep)
-	} else {
-		err = verify.WriteTable(out, arg, rep)
-	}
-	if err != nil {
-		return err
-	}
-	if !rep.OK() {
-		return &verify.FailedError{Name: arg, Report: rep}
-	}
-	return nil
 }

@@ -94,7 +94,7 @@ func TestCheckCatchesBreaches(t *testing.T) {
 		{"the command imports a stage", with(func(p map[string]*pkg) { p["cmd/helperbuild"].imports = imp(m+"/internal/publish", "x.go") }),
 			"cmd/helperbuild (command) imports internal/publish in x.go: the command imports only internal/release"},
 		{"the command grows", with(func(p map[string]*pkg) { p["cmd/helperbuild"].lines = maxCommandLines + 1 }),
-			"cmd/helperbuild has 2071 lines outside its tests, more than 2070"},
+			"cmd/helperbuild has 1801 lines outside its tests, more than 1800"},
 		{"an io package imports a stage", with(func(p map[string]*pkg) { p["internal/registry"].imports = imp(m+"/internal/publish", "x.go") }),
 			"internal/registry (io) imports internal/publish (stage)"},
 		{"a shared package imports an io one", with(func(p map[string]*pkg) { p["internal/part"].imports = imp(m+"/internal/outfile", "x.go") }),

@@ -133,15 +133,16 @@ var commandImports = []string{
 // maxCommandImports and maxCommandLines hold the command thin: it turns
 // flags and environment into a request and prints the report. The line
 // limit was 1,800 when issue 23 left the command at 1,719 lines; the index
-// command, --help examples on every command and the signing flags added
-// lines that are flags, environment or printing, and it was raised to
-// 2,100. Moving the signing key and verify's key/trusted-root file reads
-// into release (issue 29) took the command from 2,075 to 2,042 lines, so
-// it is 2,070: what remains and a small margin. Growth past it means
-// moving code into release, not raising it again.
+// command, --help examples and the signing flags took it to 2,063. Moving
+// what was not flags, environment or printing out of it (the summary and
+// an index run's sources into release.Report, part-file expansion into
+// release.PartPaths, the renderer choice and redacting logger into
+// progress, verify's report writing into verify.Write) brought it to 1,741,
+// and the limit back to 1,800. Growth past it means moving code into the
+// package that owns it, not raising it.
 const (
 	maxCommandImports = 6
-	maxCommandLines   = 2070
+	maxCommandLines   = 1800
 )
 
 // maxFuncLines is the longest a function declaration of the module may be

@@ -5,7 +5,9 @@
 // hands them, one at a time, to a Renderer: TTY (a live table redrawn in
 // place, never wider than the terminal), Plain (one line per milestone,
 // GitLab CI's collapsible sections when asked), JSON (one event per line)
-// or Quiet (warnings and errors only when the run fails).
+// or Quiet (warnings and errors only when the run fails); ForMode picks
+// one by --progress's name. NewLogger is the redacted key=value logger of
+// a run that has no renderer.
 //
 // Promise: no renderer reads a clock, the environment or the terminal
 // itself; the caller injects the clock and the width, and drives the TTY's

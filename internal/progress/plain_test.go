@@ -121,6 +121,10 @@ func TestFormat(t *testing.T) {
 	assert.Equal(t, "1.0 KiB", Size(1024))
 	assert.Equal(t, "762.9 KiB", Size(781_234))
 	assert.Equal(t, "11.8 MiB", Size(12_345_678))
+	// The summary's sizes (moved from the command's TestHumanSize).
+	for n, want := range map[int64]string{0: "0 B", 1536: "1.5 KiB", 816348: "797.2 KiB", 48 << 20: "48.0 MiB", 3 << 30: "3.0 GiB"} {
+		assert.Equal(t, want, Size(n), "%d", n)
+	}
 	assert.Equal(t, "0.4s", Duration(400_000_000))
 	assert.Equal(t, "1m02s", Duration(62_000_000_000))
 	assert.Equal(t, "abcd…", clip("abcdefgh", 5))

@@ -1,6 +1,10 @@
 package progress
 
-import "regexp"
+import (
+	"io"
+	"log/slog"
+	"regexp"
+)
 
 // urlQuery is the query of a URL in a message.
 var urlQuery = regexp.MustCompile(`(https?://[^\s"?]+)\?[^\s"]*`)
@@ -22,4 +26,29 @@ func redact(e Event) Event {
 		e.Fields = fields
 	}
 	return e
+}
+
+// NewLogger writes a run's log to w (stderr, when no renderer takes it) as
+// plain key=value lines, without times and without the query of any URL
+// in them (RedactAttr).
+func NewLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: RedactAttr}))
+}
+
+// RedactAttr is a slog ReplaceAttr that drops a record's time and the
+// query of any URL in a value (a string, or an error's message); give it
+// to LogHandler so a logged detail is as redacted as an event.
+func RedactAttr(groups []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.TimeKey && len(groups) == 0 {
+		return slog.Attr{}
+	}
+	switch v := a.Value.Resolve(); {
+	case v.Kind() == slog.KindString:
+		a.Value = slog.StringValue(Redact(v.String()))
+	case v.Kind() == slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			a.Value = slog.StringValue(Redact(err.Error()))
+		}
+	}
+	return a
 }

@@ -2,9 +2,11 @@ package progress
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,3 +73,12 @@ type rendererFunc func(Event)
 func (f rendererFunc) Render(e Event)       { f(e) }
 func (rendererFunc) Tick(time.Time)         {}
 func (rendererFunc) Close(time.Time, error) {}
+
+func TestLoggerDropsURLQueries(t *testing.T) {
+	var b strings.Builder
+	log := NewLogger(&b)
+	log.Warn("x", "url", "http://127.0.0.1:5000/v2/g/blobs/uploads/abc?_state=SECRET&digest=sha256:1", "err", errors.New(`Patch "https://r/v2/x/blobs/uploads/1?_state=SECRET": EOF`))
+	assert.NotContains(t, b.String(), "SECRET")
+	assert.Contains(t, b.String(), "url=http://127.0.0.1:5000/v2/g/blobs/uploads/abc ")
+	assert.Contains(t, b.String(), `Patch \"https://r/v2/x/blobs/uploads/1\": EOF`)
+}

@@ -1,6 +1,7 @@
 // Package release runs a request end to end: it opens the destination,
 // builds (or merges parts), publishes with tags last, writes every output
-// file and returns the report.
+// file and returns the report, which writes itself for a person
+// (Report.WriteSummary).
 //
 // Run (Prepare, then Execute) is a build or push; PrepareMerge and
 // PreparedMerge.Execute join the part files of a fan-out; both end in one

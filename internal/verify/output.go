@@ -9,6 +9,25 @@ import (
 	"text/tabwriter"
 )
 
+// Write prints r as verify does, in format ("json": WriteJSON, else the
+// table), and returns a *FailedError when r has failures, so a caller's
+// exit code follows the report.
+func Write(w io.Writer, format, name string, r *Report) error {
+	var err error
+	if format == "json" {
+		err = WriteJSON(w, name, r)
+	} else {
+		err = WriteTable(w, name, r)
+	}
+	if err != nil {
+		return err
+	}
+	if !r.OK() {
+		return &FailedError{Name: name, Report: r}
+	}
+	return nil
+}
+
 // WriteTable prints one report for people: a header line with the name, the
 // short digest and PASS or FAIL; a grid with one row per platform (platform,
 // short digest, then per check "ok", "FAIL" or "-" when not run), expected

@@ -1,4 +1,4 @@
-package main
+package release
 
 import (
 	"fmt"
@@ -8,16 +8,15 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/progress"
-	"github.com/helperbuild/helperbuild/internal/release"
 )
 
-// printReport writes what a person reads at the end of a build, push or
-// merge, on stdout: per image its reference pinned by digest, the tags
+// WriteSummary writes what a person reads at the end of a build, push,
+// merge or index (the command puts it on stdout): per image its reference pinned by digest, the tags
 // written and a table of its platforms (manifest digest, compressed size,
 // platform tags), then what to paste to use it (config.toml lines for a
 // helper, Helm values for a runner); a build says where the images are and
 // how to publish them.
-func printReport(w io.Writer, rep *release.Report) error {
+func (rep *Report) WriteSummary(w io.Writer) error {
 	for i, img := range rep.Images {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -32,21 +31,21 @@ func printReport(w io.Writer, rep *release.Report) error {
 				fmt.Fprintln(w, "    "+d)
 			}
 		}
-		if err := platformTable(w, img.Image, rep.Where == release.Pending); err != nil {
+		if err := platformTable(w, img.Image, rep.Where == Pending); err != nil {
 			return err
 		}
-		if rep.Where == release.InRegistry {
+		if rep.Where == InRegistry {
 			gitlabLines(w, img.Image, img.Reference, img.IndexTags)
 		}
 	}
-	return publishHint(w, rep)
+	return rep.publishHint(w)
 }
 
 // platformTable is one row per platform: the manifest's digest, the
 // image's compressed size (config and layers, what a pull downloads) and
 // its platform tags, or, for a by-digest job (pending), the tags merge
 // will write.
-func platformTable(w io.Writer, img release.Image, pending bool) error {
+func platformTable(w io.Writer, img Image, pending bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	tagsHeader := "TAGS"
 	if pending {
@@ -58,22 +57,18 @@ func platformTable(w io.Writer, img release.Image, pending bool) error {
 		if len(p.Tags) > 0 {
 			tags = strings.Join(p.Tags, ",")
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", platform.Format(p.Platform), p.Digest, humanSize(p.CompressedSize), tags)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", platform.Format(p.Platform), p.Digest, progress.Size(p.CompressedSize), tags)
 	}
 	return tw.Flush()
 }
 
-// humanSize is n bytes in binary units with one decimal: 512 B, 1.5 KiB,
-// 23.4 MiB (the progress lines print sizes the same way).
-func humanSize(n int64) string { return progress.Size(n) }
-
 // publishHint tells a build where its images are and how to publish
 // them; a registry destination needs none.
-func publishHint(w io.Writer, rep *release.Report) error {
+func (rep *Report) publishHint(w io.Writer) error {
 	what := "OCI layout"
 	switch rep.Where {
-	case release.InLayout:
-	case release.InArchive:
+	case InLayout:
+	case InArchive:
 		what = "OCI layout archive"
 	default:
 		return nil
@@ -99,4 +94,20 @@ func publishHint(w io.Writer, rep *release.Report) error {
 		fmt.Fprintf(w, "  skopeo copy --all --preserve-digests %s docker://REGISTRY/GROUP/%s:%s\n", tags[0], img.Name, tag)
 	}
 	return nil
+}
+
+// WriteSources writes, after an index run's summary, where each platform
+// came from and what its binaries showed (and --dry-run's index).
+func (rep *Report) WriteSources(w io.Writer) {
+	fmt.Fprintln(w, "  sources, each config checked against its binaries:")
+	for _, s := range rep.Sources {
+		fmt.Fprintf(w, "    %s  %s (%s)\n", platform.Format(s.Platform), s.Source, s.SourceManifest)
+		if s.Fixed {
+			fmt.Fprintf(w, "      FIXED: its config said %s, its ELF executables (%d) are %s; published with a corrected config as %s (layers unchanged; the source's attestations about it left out: %d)\n",
+				platform.Format(s.ConfigSaid), s.Binaries, platform.Format(s.Platform), s.Manifest, s.Dropped)
+		}
+	}
+	if rep.DryRunIndex != nil {
+		fmt.Fprintf(w, "the index it would write:\n%s\n", rep.DryRunIndex)
+	}
 }

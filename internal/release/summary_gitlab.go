@@ -1,4 +1,4 @@
-package main
+package release
 
 import (
 	"fmt"
@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
-	"github.com/helperbuild/helperbuild/internal/release"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
@@ -22,7 +21,7 @@ const (
 // gitlabLines prints what an operator pastes to use img, published at the
 // registry repository repo with the index tags tags (full references): for
 // a helper the config.toml lines, for a runner the Helm chart's values.
-func gitlabLines(w io.Writer, img release.Image, repo string, tags []string) {
+func gitlabLines(w io.Writer, img Image, repo string, tags []string) {
 	switch {
 	case img.Contract == verify.ContractHelper || (img.Contract == "" && baseName(img.Name) == helperImageName):
 		fmt.Fprintln(w, "  config.toml, pinned to this build:")
@@ -34,7 +33,7 @@ func gitlabLines(w io.Writer, img release.Image, repo string, tags []string) {
 			fmt.Fprintf(w, "      helper_image = %q\n", form)
 		}
 	case img.Contract == verify.ContractRunner || (img.Contract == "" && baseName(img.Name) == runnerImageName):
-		tag := release.PreferredTag(tags)
+		tag := PreferredTag(tags)
 		if tag == "" {
 			return
 		}
@@ -62,7 +61,7 @@ var gitlabPlatformTag = regexp.MustCompile(`^(?:[a-z0-9]+-)?([a-z0-9_]+)-v([0-9]
 // scheme: every platform tagged <arch>-v<VERSION> for one VERSION, and an
 // index tag v<VERSION> (or VERSION) that is the multi-arch one. "" when
 // they do not.
-func runnerVersionTag(img release.Image, repo string, tags []string) string {
+func runnerVersionTag(img Image, repo string, tags []string) string {
 	version := ""
 	for _, p := range img.Platforms {
 		found := false

@@ -1,4 +1,4 @@
-package main
+package release
 
 import (
 	"bytes"
@@ -7,8 +7,6 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/stretchr/testify/assert"
-
-	"github.com/helperbuild/helperbuild/internal/release"
 )
 
 // TestGitLabLines: what the summary tells an operator to paste depends on
@@ -17,8 +15,8 @@ import (
 func TestGitLabLines(t *testing.T) {
 	digest := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("ab", 32)}
 	amd64, arm := v1.Platform{OS: "linux", Architecture: "amd64"}, v1.Platform{OS: "linux", Architecture: "arm", Variant: "v7"}
-	image := func(name, contract string, amdTags, armTags []string) release.Image {
-		return release.Image{Name: name, Contract: contract, Digest: digest, Platforms: []release.Platform{
+	image := func(name, contract string, amdTags, armTags []string) Image {
+		return Image{Name: name, Contract: contract, Digest: digest, Platforms: []Platform{
 			{Platform: amd64, Tags: amdTags}, {Platform: arm, Tags: armTags}}}
 	}
 	const repo = "registry.example.com/g/helper"
@@ -26,7 +24,7 @@ func TestGitLabLines(t *testing.T) {
 	pinned := "  config.toml, pinned to this build:\n    [runners.kubernetes]\n      helper_image = \"registry.example.com/g/helper@sha256:" + digest.Hex + "\"\n"
 	for _, tc := range []struct {
 		name      string
-		img       release.Image
+		img       Image
 		tags      []string
 		want, not []string
 		empty     bool // prints nothing at all
@@ -69,11 +67,5 @@ func TestGitLabLines(t *testing.T) {
 				assert.NotContains(t, b.String(), n)
 			}
 		})
-	}
-}
-
-func TestHumanSize(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 816348: "797.2 KiB", 48 << 20: "48.0 MiB", 3 << 30: "3.0 GiB"} {
-		assert.Equal(t, want, humanSize(n), "%d", n)
 	}
 }
