@@ -3,6 +3,7 @@ package publish
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -15,7 +16,7 @@ import (
 // pushImage pushes img by digest as ref. A manifest naming a subject goes
 // past go-containerregistry's writers: its blobs are uploaded, then, once
 // after is closed (nil: at once), its raw manifest is PUT by digest, and
-// no tag changes (see rawClients).
+// no tag changes (see registry.Raw).
 func (p *publisher) pushImage(ctx context.Context, ref name.Digest, img v1.Image, after <-chan struct{}) error {
 	raw, err := img.RawManifest()
 	if err != nil {
@@ -38,7 +39,7 @@ func (p *publisher) pushImage(ctx context.Context, ref name.Digest, img v1.Image
 	if err != nil {
 		return err
 	}
-	return p.raw.putManifest(ctx, ref.Context(), ref.DigestStr(), mt, raw)
+	return p.raw.PutManifest(ctx, ref.Context(), ref.DigestStr(), mt, raw)
 }
 
 // pushReferrers pushes an image's referrers by digest, after its platform
@@ -99,7 +100,7 @@ func (p *publisher) planFallbacks(ctx context.Context, images []Image, repos []n
 		has, known := api[repo.String()]
 		if !known {
 			var err error
-			if has, err = p.raw.hasReferrersAPI(ctx, repo, subjects[0]); err != nil {
+			if has, err = p.raw.HasReferrersAPI(ctx, repo, subjects[0]); err != nil {
 				return nil, err
 			}
 			api[repo.String()] = has
@@ -143,4 +144,12 @@ func resolvesToSubject(repo name.Repository, tag string, subject v1.Hash, raw []
 	}
 	return fmt.Errorf("registry %s resolves the tag %s to the manifest %s itself, so it cannot hold the referrers fallback tag there; publish the attestations in the image index with --attest index (or --attest none)",
 		repo.RegistryStr(), tag, subject)
+}
+
+// hasSubject reports whether raw, a manifest, names a subject.
+func hasSubject(raw []byte) bool {
+	var m struct {
+		Subject *v1.Descriptor `json:"subject"`
+	}
+	return json.Unmarshal(raw, &m) == nil && m.Subject != nil
 }

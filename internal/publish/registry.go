@@ -17,6 +17,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // RegistryOptions configures ToRegistry.
@@ -116,7 +117,7 @@ func PushByDigest(ctx context.Context, images []Image, opts RegistryOptions) err
 // publisher holds the connections one ToRegistry uses in every phase.
 type publisher struct {
 	pusher     *remote.Pusher
-	raw        *rawClients
+	raw        *registry.Raw
 	remoteOpts []remote.Option
 	jobs       int
 	log        *slog.Logger
@@ -127,7 +128,7 @@ type publisher struct {
 // newPublisher reuses the Uploader's pusher when there is one: the blobs
 // it sent are known to be there.
 func newPublisher(opts RegistryOptions) (*publisher, error) {
-	p := &publisher{jobs: opts.Jobs, log: logger(opts.Logger), raw: newRawClients(opts.Keychain, opts.Transport), sleep: sleepContext}
+	p := &publisher{jobs: opts.Jobs, log: logger(opts.Logger), raw: registry.NewRaw(opts.Keychain, opts.Transport), sleep: sleepContext}
 	if opts.Uploader != nil {
 		p.pusher = opts.Uploader.pusher
 	} else {

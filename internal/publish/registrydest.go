@@ -12,6 +12,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/progress"
+	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // Registry publishes to registries with ToRegistry. While the release
@@ -119,13 +120,13 @@ func (r *Registry) Hooks(ctx context.Context) Hooks {
 	}
 }
 
-// preflight checks every repository at once with CheckPush.
+// preflight checks every repository at once with registry.CheckPush.
 func (r *Registry) preflight(ctx context.Context) error {
 	repos := r.Repositories()
 	errs := make([]error, len(repos))
 	var wg sync.WaitGroup
 	for i, repo := range repos {
-		wg.Go(func() { errs[i] = CheckPush(ctx, repo, r.opts.Keychain, r.opts.HTTPTransport()) })
+		wg.Go(func() { errs[i] = registry.CheckPush(ctx, repo, r.opts.Keychain, r.opts.HTTPTransport()) })
 	}
 	wg.Wait()
 	for _, err := range errs {

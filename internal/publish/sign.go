@@ -203,7 +203,7 @@ func (p *publisher) signFormat(ctx context.Context, repo name.Repository, index 
 	if want == SignAuto || want == "" {
 		format = SignBundle
 	}
-	api, err := p.raw.hasReferrersAPI(ctx, repo, index)
+	api, err := p.raw.HasReferrersAPI(ctx, repo, index)
 	if err != nil {
 		return "", false, err
 	}
@@ -211,7 +211,7 @@ func (p *publisher) signFormat(ctx context.Context, repo name.Repository, index 
 		return format, false, nil
 	}
 	tag := FallbackTag(index)
-	raw, _, found, err := p.raw.getManifest(ctx, repo, tag)
+	raw, _, found, err := p.raw.GetManifest(ctx, repo, tag)
 	if err != nil {
 		return "", false, fmt.Errorf("read %s:%s: %w", repo, tag, imageref.Explain(err))
 	}

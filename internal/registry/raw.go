@@ -1,4 +1,4 @@
-package publish
+package registry
 
 import (
 	"bytes"
@@ -20,13 +20,14 @@ import (
 	"github.com/helperbuild/helperbuild/internal/imageref"
 )
 
-// rawClients reach each repository with plain HTTP requests, for what
-// go-containerregistry's writers would do differently: they treat any
+// Raw reaches each repository with plain HTTP requests (on the transport
+// it is given: the run's retry stack), for what go-containerregistry's
+// writers would do differently: they treat any
 // manifest with a subject as a referrer and, on a registry without the
 // referrers API, read and write the tag sha256-<subject hex> at once. A
 // release PUTs those manifests by digest itself and writes fallback tags
-// in its tag phase.
-type rawClients struct {
+// in its tag phase (publish does both with Raw).
+type Raw struct {
 	keychain  authn.Keychain
 	transport http.RoundTripper
 
@@ -34,18 +35,20 @@ type rawClients struct {
 	clients map[string]*http.Client
 }
 
-func newRawClients(kc authn.Keychain, t http.RoundTripper) *rawClients {
+// NewRaw is a Raw with kc's credentials (nil: anonymous) over t (nil:
+// http.DefaultTransport).
+func NewRaw(kc authn.Keychain, t http.RoundTripper) *Raw {
 	if kc == nil {
 		kc = authn.NewMultiKeychain() // anonymous
 	}
 	if t == nil {
 		t = http.DefaultTransport
 	}
-	return &rawClients{keychain: kc, transport: t, clients: map[string]*http.Client{}}
+	return &Raw{keychain: kc, transport: t, clients: map[string]*http.Client{}}
 }
 
 // client is an authenticated client for repo, made once.
-func (c *rawClients) client(ctx context.Context, repo name.Repository) (*http.Client, error) {
+func (c *Raw) client(ctx context.Context, repo name.Repository) (*http.Client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cl, ok := c.clients[repo.String()]; ok {
@@ -69,9 +72,9 @@ func repoURL(repo name.Repository, path string) string {
 	return u.String()
 }
 
-// putManifest PUTs raw (of media type mt) as repo's manifest ref, a digest
+// PutManifest PUTs raw (of media type mt) as repo's manifest ref, a digest
 // or a tag.
-func (c *rawClients) putManifest(ctx context.Context, repo name.Repository, ref string, mt types.MediaType, raw []byte) error {
+func (c *Raw) PutManifest(ctx context.Context, repo name.Repository, ref string, mt types.MediaType, raw []byte) error {
 	cl, err := c.client(ctx, repo)
 	if err != nil {
 		return err
@@ -95,8 +98,8 @@ var manifestAccept = strings.Join([]string{
 	string(types.DockerManifestList), string(types.DockerManifestSchema2),
 }, ", ")
 
-// getManifest reads repo's manifest ref: found false on 404.
-func (c *rawClients) getManifest(ctx context.Context, repo name.Repository, ref string) (raw []byte, mt types.MediaType, found bool, err error) {
+// GetManifest reads repo's manifest ref: found false on 404.
+func (c *Raw) GetManifest(ctx context.Context, repo name.Repository, ref string) (raw []byte, mt types.MediaType, found bool, err error) {
 	cl, err := c.client(ctx, repo)
 	if err != nil {
 		return nil, "", false, err
@@ -130,11 +133,11 @@ func (c *rawClients) getManifest(ctx context.Context, repo name.Repository, ref 
 // maxManifest bounds a manifest read back (the registries' own limit is 4 MiB).
 const maxManifest = 4 << 20
 
-// hasReferrersAPI asks repo's registry for subject's referrers: an image
+// HasReferrersAPI asks repo's registry for subject's referrers: an image
 // index back means it keeps them itself; 404 (or 400, 405 as some
 // registries answer an unknown route) means a client keeps the fallback
 // tag, as the distribution spec says.
-func (c *rawClients) hasReferrersAPI(ctx context.Context, repo name.Repository, subject v1.Hash) (bool, error) {
+func (c *Raw) HasReferrersAPI(ctx context.Context, repo name.Repository, subject v1.Hash) (bool, error) {
 	cl, err := c.client(ctx, repo)
 	if err != nil {
 		return false, err
@@ -172,12 +175,4 @@ func (c *rawClients) hasReferrersAPI(ctx context.Context, repo name.Repository, 
 		return false, nil // a 200 that is not a referrers index: some proxy's page, no API
 	}
 	return true, nil
-}
-
-// hasSubject reports whether raw, a manifest, names a subject.
-func hasSubject(raw []byte) bool {
-	var m struct {
-		Subject *v1.Descriptor `json:"subject"`
-	}
-	return json.Unmarshal(raw, &m) == nil && m.Subject != nil
 }
