@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/retry"
 	"github.com/helperbuild/helperbuild/internal/sign"
 	"github.com/helperbuild/helperbuild/internal/testkit"
@@ -62,7 +63,7 @@ func TestSignedReleaseVerifies(t *testing.T) {
 			v, err := sign.NewVerifier(sign.Policy{PublicKeyPEM: []byte(pub)})
 			require.NoError(t, err)
 			for _, sig := range res.Signatures {
-				found, err := v.VerifyDigest(context.Background(), repo, sig.Subject, []remote.Option{remote.WithContext(context.Background())})
+				found, err := v.VerifyDigest(context.Background(), repo, sig.Subject, registry.Reader{})
 				require.NoError(t, err)
 				assert.Equal(t, string(format), found.Valid, "%s: %s", sig.Subject, found.Reason)
 			}
@@ -73,7 +74,7 @@ func TestSignedReleaseVerifies(t *testing.T) {
 			_ = other
 			v, err = sign.NewVerifier(sign.Policy{PublicKeyPEM: []byte(otherPub)})
 			require.NoError(t, err)
-			found, err := v.VerifyDigest(context.Background(), repo, res.Signatures[1].Subject, nil)
+			found, err := v.VerifyDigest(context.Background(), repo, res.Signatures[1].Subject, registry.Reader{})
 			require.NoError(t, err)
 			assert.Empty(t, found.Valid, "another key's verifier refuses")
 			assert.Contains(t, found.Reason, "none valid")

@@ -140,7 +140,7 @@ func (t *VerifyTarget) CheckSignatures(r SignatureRequest) error {
 func (t *VerifyTarget) signatureCheck(o imageref.Options) func(ctx context.Context, d v1.Hash) (bool, string, error) {
 	repo := t.ref.Name.Context()
 	return func(ctx context.Context, d v1.Hash) (bool, string, error) {
-		found, err := t.sig.VerifyDigest(ctx, repo, d, o.RemoteOptions(ctx))
+		found, err := t.sig.VerifyDigest(ctx, repo, d, registry.Reader{Options: o})
 		if err != nil {
 			return false, "", err
 		}

@@ -9,5 +9,8 @@
 // sha256-<hex>.sig tag or for its OCI 1.1 referrer form (with the Rekor
 // entry as cosign's annotation). Where those go is publish's business. A Verifier
 // checks both formats against a public key or a certificate identity and
-// a trusted root, offline. Nothing here reads the environment.
+// a trusted root, offline; VerifyDigest reads the signatures through a
+// Registry (internal/registry's Reader), so nothing here talks to a
+// registry itself. Its HTTP is Rekor's and Fulcio's. Nothing here reads
+// the environment.
 package sign

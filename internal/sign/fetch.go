@@ -5,17 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 )
+
+// Registry is where VerifyDigest reads signatures: internal/registry's
+// Reader, on the run's transport. Its errors are explained already, and a
+// 404 of an image is imageref.ErrNotFound.
+type Registry interface {
+	// Referrers lists the referrers of ref (the API or the fallback tag).
+	Referrers(ctx context.Context, ref name.Digest) (*v1.IndexManifest, error)
+	// Image reads the image ref names.
+	Image(ctx context.Context, ref name.Reference) (v1.Image, error)
+}
 
 // maxSignatureBlob bounds a bundle or payload read from a registry.
 const maxSignatureBlob = 1 << 20
@@ -39,20 +46,15 @@ type Found struct {
 // tag, and checks them until one verifies.
 // The error is for failures to read the registry; what the signatures
 // are worth is in Found.
-func (v *Verifier) VerifyDigest(ctx context.Context, repo name.Repository, d v1.Hash, ropts []remote.Option) (Found, error) {
-	ropts = append(ropts[:len(ropts):len(ropts)], remote.WithContext(ctx))
+func (v *Verifier) VerifyDigest(ctx context.Context, repo name.Repository, d v1.Hash, reg Registry) (Found, error) {
 	var f Found
 	var refusals []error
-	idx, err := remote.Referrers(repo.Digest(d.String()), ropts...)
+	im, err := reg.Referrers(ctx, repo.Digest(d.String()))
 	if err != nil {
-		return f, fmt.Errorf("referrers of %s@%s: %w", repo, d, imageref.Explain(err))
-	}
-	im, err := idx.IndexManifest()
-	if err != nil {
-		return f, err
+		return f, fmt.Errorf("referrers of %s@%s: %w", repo, d, err)
 	}
 	for _, m := range im.Manifests {
-		ok, errs, err := v.verifyReferrer(repo.Digest(m.Digest.String()), m, d, ropts, &f)
+		ok, errs, err := v.verifyReferrer(ctx, repo.Digest(m.Digest.String()), m, d, reg, &f)
 		if err != nil {
 			return f, err
 		}
@@ -62,12 +64,11 @@ func (v *Verifier) VerifyDigest(ctx context.Context, repo name.Repository, d v1.
 		}
 		refusals = append(refusals, errs...)
 	}
-	img, err := remote.Image(repo.Tag(LegacyTag(d)), ropts...)
-	var terr *transport.Error
+	img, err := reg.Image(ctx, repo.Tag(LegacyTag(d)))
 	switch {
-	case errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound:
+	case errors.Is(err, imageref.ErrNotFound):
 	case err != nil:
-		return f, fmt.Errorf("read %s:%s: %w", repo, LegacyTag(d), imageref.Explain(err))
+		return f, fmt.Errorf("read %s:%s: %w", repo, LegacyTag(d), err)
 	default:
 		ok, errs, err := v.verifyLegacyImage(img, d, &f)
 		if err != nil {
@@ -91,11 +92,11 @@ func (v *Verifier) VerifyDigest(ctx context.Context, repo name.Repository, d v1.
 // verifyReferrer checks the referrer m of d, when it is a signature: a
 // bundle, or a legacy signature in cosign's OCI 1.1 form. ok is the
 // format that verified; errs why those it found did not.
-func (v *Verifier) verifyReferrer(ref name.Digest, m v1.Descriptor, d v1.Hash, ropts []remote.Option, f *Found) (ok string, errs []error, err error) {
+func (v *Verifier) verifyReferrer(ctx context.Context, ref name.Digest, m v1.Descriptor, d v1.Hash, reg Registry, f *Found) (ok string, errs []error, err error) {
 	if m.ArtifactType == MediaTypeLegacyReferrer {
-		img, err := remote.Image(ref, ropts...)
+		img, err := reg.Image(ctx, ref)
 		if err != nil {
-			return "", nil, fmt.Errorf("read %s: %w", ref, imageref.Explain(err))
+			return "", nil, fmt.Errorf("read %s: %w", ref, err)
 		}
 		valid, errs, err := v.verifyLegacyImage(img, d, f)
 		if err != nil {
@@ -112,7 +113,7 @@ func (v *Verifier) verifyReferrer(ref name.Digest, m v1.Descriptor, d v1.Hash, r
 	if m.ArtifactType != MediaTypeBundle && m.ArtifactType != "" && m.ArtifactType != string(types.OCIEmptyJSON) {
 		return "", nil, nil
 	}
-	b, isBundle, err := bundleOf(ref, ropts)
+	b, isBundle, err := bundleOf(ctx, ref, reg)
 	if !isBundle {
 		return "", nil, nil
 	}
@@ -157,10 +158,10 @@ func (v *Verifier) verifyLegacyImage(img v1.Image, d v1.Hash, f *Found) (bool, [
 
 // bundleOf reads the bundle layer of a referrer manifest; isBundle says
 // whether the manifest is a bundle's (its one layer a Sigstore bundle).
-func bundleOf(ref name.Digest, ropts []remote.Option) (b []byte, isBundle bool, err error) {
-	img, err := remote.Image(ref, ropts...)
+func bundleOf(ctx context.Context, ref name.Digest, reg Registry) (b []byte, isBundle bool, err error) {
+	img, err := reg.Image(ctx, ref)
 	if err != nil {
-		return nil, true, imageref.Explain(err)
+		return nil, true, err
 	}
 	m, err := img.Manifest()
 	if err != nil {
