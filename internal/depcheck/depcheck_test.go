@@ -26,6 +26,13 @@ type pkg struct {
 	envReads    []string            // "file:line: os.Getenv" in files that are not tests
 	lines       int                 // lines of the files that are not tests
 	longFuncs   []longFunc          // functions over maxFuncLines in files that are not tests
+	httpCalls   []httpCall          // registryIO calls in files that are not tests
+}
+
+// httpCall is one use of a registryIO function: "remote.Head" at file:line.
+type httpCall struct {
+	file, call string
+	line       int
 }
 
 // longFunc is a function declaration longer than maxFuncLines.
@@ -105,6 +112,15 @@ func TestCheckCatchesBreaches(t *testing.T) {
 		{"the exception's name in another package", with(func(p map[string]*pkg) {
 			p["internal/recipe"].longFuncs = []longFunc{{file: "apply.go", name: "dispatch", line: 1, lines: 93}}
 		}), "internal/recipe/apply.go:1: dispatch is 93 lines"},
+		{"a stage calls ggcr's remote", with(func(p map[string]*pkg) {
+			p["internal/join"].httpCalls = []httpCall{{file: "source.go", line: 7, call: "remote.Get"}}
+		}), "internal/join/source.go:7: remote.Get: only internal/registry talks HTTP to registries"},
+		{"publish makes an HTTP client of its own", with(func(p map[string]*pkg) {
+			p["internal/publish"].httpCalls = []httpCall{{file: "raw.go", line: 62, call: "http.Client{}"}}
+		}), "internal/publish/raw.go:62: http.Client{}"},
+		{"an exception is for its package only", with(func(p map[string]*pkg) {
+			p["internal/release"].httpCalls = []httpCall{{file: "x.go", line: 1, call: "http.Client{}"}}
+		}), "internal/release/x.go:1: http.Client{}"},
 		{"a package without a role", append(base(), pkg{path: "internal/newthing"}),
 			"internal/newthing has no role: add it to roles"},
 		{"a role without a package", slices.DeleteFunc(base(), func(p pkg) bool { return p.path == "internal/gitmeta" }),
@@ -133,6 +149,9 @@ func TestCheckCatchesBreaches(t *testing.T) {
 		p["test/e2e"].imports = imp(m+"/internal/testkit", "x.go")
 		p["internal/layer"].longFuncs = []longFunc{{file: "write.go", name: "Write", line: 10, lines: maxFuncLines}}
 		p["internal/dockerfile"].longFuncs = []longFunc{{file: "apply.go", name: "dispatch", line: 101, lines: 93}}
+		p["internal/registry"].httpCalls = []httpCall{{file: "raw.go", line: 1, call: "http.Client{}"}, {file: "read.go", line: 2, call: "remote.Get"}}
+		p["internal/sign"].httpCalls = []httpCall{{file: "rekor.go", line: 28, call: "http.Client{}"}}
+		p["test/faultproxy"].httpCalls = []httpCall{{file: "forward.go", line: 20, call: "http.NewRequestWithContext"}}
 	})
 	assert.Empty(t, check(m, ok))
 }
@@ -154,6 +173,9 @@ func check(module string, pkgs []pkg) []string {
 		}
 		problems = append(problems, checkImports(module, p.path, from, p.testImports, mayInTest)...)
 		problems = append(problems, checkFuncs(p)...)
+		if from != fixture && from != suite && p.path != registryPackage {
+			problems = append(problems, checkHTTP(p)...)
+		}
 		if from != command && from != suite {
 			for _, r := range p.envReads {
 				problems = append(problems, fmt.Sprintf("%s reads the environment at %s: only the command does; pass the value in", p.path, r))
@@ -186,6 +208,20 @@ func checkCommand(module string, p pkg) []string {
 	if p.lines > maxCommandLines {
 		problems = append(problems, fmt.Sprintf("%s has %d lines outside its tests, more than %d: what is not flags, environment or printing belongs in release",
 			p.path, p.lines, maxCommandLines))
+	}
+	return problems
+}
+
+// checkHTTP reports p's calls that reach registries over HTTP, except
+// those registryIOExceptions allows p: only internal/registry does that.
+func checkHTTP(p pkg) []string {
+	var problems []string
+	for _, c := range p.httpCalls {
+		if slices.Contains(registryIOExceptions[p.path], c.call) {
+			continue
+		}
+		problems = append(problems, fmt.Sprintf("%s/%s:%d: %s: only %s talks HTTP to registries (on its retry transport); ask it",
+			p.path, c.file, c.line, c.call, registryPackage))
 	}
 	return problems
 }
@@ -313,6 +349,7 @@ func (p *pkg) addFile(path string) error {
 	if !test {
 		p.lines += fset.File(f.Pos()).LineCount()
 		p.addLongFuncs(fset, f, name)
+		p.addHTTPCalls(fset, f, name)
 	}
 	osName := ""
 	for _, spec := range f.Imports {
@@ -346,6 +383,51 @@ func (p *pkg) addFile(path string) error {
 		return true
 	})
 	return nil
+}
+
+// addHTTPCalls records f's uses of the registryIO functions (the file
+// name), whatever name their package is imported under; net/http's Client
+// counts where a composite literal makes one.
+func (p *pkg) addHTTPCalls(fset *token.FileSet, f *ast.File, name string) {
+	local := map[string]string{} // import name -> the short name registryIO is keyed by
+	for _, spec := range f.Imports {
+		imp, _ := strconv.Unquote(spec.Path.Value)
+		if _, ok := registryIO[imp]; !ok {
+			continue
+		}
+		n := imp[strings.LastIndex(imp, "/")+1:]
+		if spec.Name != nil {
+			local[spec.Name.Name] = imp
+		} else {
+			local[n] = imp
+		}
+	}
+	if len(local) == 0 {
+		return
+	}
+	record := func(sel *ast.SelectorExpr, suffix string) {
+		x, ok := sel.X.(*ast.Ident)
+		if !ok {
+			return
+		}
+		imp, ok := local[x.Name]
+		if !ok || !slices.Contains(registryIO[imp], sel.Sel.Name+suffix) {
+			return
+		}
+		short := imp[strings.LastIndex(imp, "/")+1:]
+		p.httpCalls = append(p.httpCalls, httpCall{file: name, line: fset.Position(sel.Pos()).Line, call: short + "." + sel.Sel.Name + suffix})
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CompositeLit:
+			if sel, ok := n.Type.(*ast.SelectorExpr); ok {
+				record(sel, "{}")
+			}
+		case *ast.SelectorExpr:
+			record(n, "")
+		}
+		return true
+	})
 }
 
 // addLongFuncs records the function declarations of f (the file name)

@@ -3,6 +3,10 @@
 // counting), the reads of references (Read), of manifests by digest and of
 // referrers.
 //
-// The writes of a release (blobs, manifests, tags) are publish's; they go
-// through the Options WithRetries returns, so they share the stack.
+// It is the one package that builds HTTP requests or clients for
+// registries (internal/depcheck's registryIO rule): Raw's manifest PUT and
+// GET and referrers-API probe, CheckPush's upload start, Reader's referrers
+// and images for signature checks. The pushes of a release (blobs,
+// manifests through ggcr's pusher) are still publish's; they go through the
+// Options WithRetries returns, so they share the stack.
 package registry
