@@ -294,7 +294,7 @@ func mustDigests(t *testing.T, idx v1.ImageIndex) []v1.Hash {
 // does (which this package's tests cannot import): one remote.Get, then
 // FromRegistry.
 func readRegistry(ctx context.Context, ref Ref, o Options) (*Artifact, error) {
-	desc, err := remote.Get(ref.Name, o.RemoteOptions(ctx)...)
+	desc, err := remote.Get(ref.Name, append([]remote.Option{remote.WithContext(ctx)}, o.Remote...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -7,9 +7,11 @@
 // reference once and returns the artifact pinned by digest: an image index
 // or a single image. A registry reference is read by internal/registry
 // (registry.Read), which hands the manifest it fetched to FromRegistry.
-// Options says how registries are reached: plain HTTP or an unverified
+// Options says how registries are reached (plain HTTP or an unverified
 // certificate only for registries the caller names as insecure, credentials
-// from the keychain the caller passes in.
+// from the keychain the caller passes in); internal/registry builds the
+// transport from it and explains registry failures (registry.Explain).
+// ErrNotFound is what a reference not found is, in a layout or a registry.
 //
 // With Options.Blobs, the layers of everything Read returns read through one
 // run's blob store (Blobs): each blob is fetched once per run, checked

@@ -13,6 +13,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // Options configures Plan.
@@ -139,7 +140,7 @@ func check(ctx context.Context, c candidate, opts Options) (Entry, error) {
 	}
 	cf, err := c.image.ConfigFile()
 	if err != nil {
-		return e, fmt.Errorf("%s: config: %w", what, imageref.Explain(err))
+		return e, fmt.Errorf("%s: config: %w", what, registry.Explain(err))
 	}
 	e.ConfigSaid = platform.Normalize(v1.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant})
 	if e.ConfigSaid.OS == "" || e.ConfigSaid.Architecture == "" {
@@ -147,7 +148,7 @@ func check(ctx context.Context, c candidate, opts Options) (Entry, error) {
 	}
 	e.Evidence, err = readEvidence(ctx, c.image, e.ConfigSaid, opts.TempDir)
 	if err != nil {
-		return e, fmt.Errorf("%s: reading its layers: %w", what, imageref.Explain(err))
+		return e, fmt.Errorf("%s: reading its layers: %w", what, registry.Explain(err))
 	}
 	e.Platform = e.ConfigSaid
 	bad := e.Evidence.Mismatches()

@@ -46,7 +46,7 @@ func resolve(ctx context.Context, source string, want []v1.Platform, opts imager
 	art, err := registry.Read(ctx, ref, opts)
 	if err != nil {
 		// imageref's errors name the reference already.
-		if err = imageref.Explain(err); strings.HasPrefix(err.Error(), ref.String()+": ") {
+		if err = registry.Explain(err); strings.HasPrefix(err.Error(), ref.String()+": ") {
 			return nil, fmt.Errorf("source %w", err)
 		}
 		return nil, fmt.Errorf("source %s: %w", source, err)
@@ -91,13 +91,13 @@ func expand(source string, art *imageref.Artifact, want []v1.Platform) ([]candid
 		}
 		img, err := art.Index.Image(d.Digest)
 		if err != nil {
-			return nil, fmt.Errorf("source %s: %s: %w", source, platform.Format(p), imageref.Explain(err))
+			return nil, fmt.Errorf("source %s: %s: %w", source, platform.Format(p), registry.Explain(err))
 		}
 		c := candidate{source: source, pinned: art.Pinned(), digest: d.Digest, image: img, listed: &p}
 		for _, ad := range about[d.Digest.String()] {
 			am, err := art.Index.Image(ad.Digest)
 			if err != nil {
-				return nil, fmt.Errorf("source %s: attestation %s: %w", source, ad.Digest, imageref.Explain(err))
+				return nil, fmt.Errorf("source %s: attestation %s: %w", source, ad.Digest, registry.Explain(err))
 			}
 			c.attached = append(c.attached, Attached{Descriptor: ad, Manifest: am})
 		}
@@ -134,7 +134,7 @@ func attestationSubject(img v1.Image) (string, bool, error) {
 	}
 	cf, err := img.ConfigFile()
 	if err != nil {
-		return "", false, fmt.Errorf("config: %w", imageref.Explain(err))
+		return "", false, fmt.Errorf("config: %w", registry.Explain(err))
 	}
 	if cf.OS == "unknown" {
 		return about, true, nil

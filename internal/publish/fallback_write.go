@@ -12,7 +12,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // fallbackAttempts bounds the writes of one fallback tag that another
@@ -145,7 +145,7 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 func (p *publisher) readFallback(ctx context.Context, f fallbackTag) ([]v1.Descriptor, error) {
 	raw, mt, found, err := p.raw.GetManifest(ctx, f.repo, f.tag)
 	if err != nil {
-		return nil, fmt.Errorf("read %s:%s: %w", f.repo, f.tag, imageref.Explain(err))
+		return nil, fmt.Errorf("read %s:%s: %w", f.repo, f.tag, registry.Explain(err))
 	}
 	if !found {
 		return nil, nil

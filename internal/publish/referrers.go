@@ -10,7 +10,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // pushImage pushes img by digest as ref. A manifest naming a subject goes
@@ -51,7 +51,7 @@ func (p *publisher) pushReferrers(ctx context.Context, repo name.Repository, ref
 		g.Go(func() error {
 			ref := repo.Digest(r.Entry.Digest.String())
 			if err := p.pushImage(gctx, ref, r.Manifest, nil); err != nil {
-				return fmt.Errorf("push %s: %w", ref, imageref.Explain(err))
+				return fmt.Errorf("push %s: %w", ref, registry.Explain(err))
 			}
 			p.log.Info("pushed", "image", repo.String(), "referrer", r.Entry.ArtifactType, "subject", r.Subject.String(), "digest", r.Entry.Digest.String())
 			return nil

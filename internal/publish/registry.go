@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
-	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/registry"
 )
@@ -183,7 +182,7 @@ func (p *publisher) pushByDigest(ctx context.Context, images []Image, repos []na
 		}
 		ref := repos[i].Digest(digest.String())
 		if err := p.pusher.Push(ctx, ref, img.Index); err != nil {
-			return fmt.Errorf("push %s: %w", ref, imageref.Explain(err))
+			return fmt.Errorf("push %s: %w", ref, registry.Explain(err))
 		}
 		p.log.Info("pushed", "image", repos[i].String(), "digest", digest.String())
 	}
@@ -213,7 +212,7 @@ func (p *publisher) checkManifests(ctx context.Context, images []Image, repos []
 		checks.Go(func() error {
 			desc, err := remote.Head(ref, append(slices.Clip(p.remoteOpts), remote.WithContext(cctx))...)
 			if err != nil {
-				return fmt.Errorf("check %s: %w", ref, imageref.Explain(err))
+				return fmt.Errorf("check %s: %w", ref, registry.Explain(err))
 			}
 			if desc.Digest.String() != ref.DigestStr() {
 				return fmt.Errorf("check %s: registry returned %s", ref, desc.Digest)
@@ -260,7 +259,7 @@ func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.
 	}
 	if tag, err := p.confirmFallbacks(ctx, fallbacks, settleFor(slowest)); err != nil { // tag lacks some of ours
 		written := slices.DeleteFunc(slices.Clone(res.Written), func(w string) bool { return w == tag })
-		return res, &TagError{Tag: tag, Written: written, NotWritten: append([]string{tag}, notWritten(len(fallbacks), 0)...), Err: imageref.Explain(err)}
+		return res, &TagError{Tag: tag, Written: written, NotWritten: append([]string{tag}, notWritten(len(fallbacks), 0)...), Err: registry.Explain(err)}
 	}
 	for l, lt := range legacy {
 		tag := lt.repo.Tag(lt.tag)
@@ -338,7 +337,7 @@ func (p *publisher) pushPlatforms(ctx context.Context, repo name.Repository, idx
 				after = pushed[sub]
 			}
 			if err := p.pushImage(gctx, ref, img, after); err != nil {
-				return fmt.Errorf("push %s: %w", ref, imageref.Explain(err))
+				return fmt.Errorf("push %s: %w", ref, registry.Explain(err))
 			}
 			if c, ok := pushed[d.Digest]; ok {
 				close(c)

@@ -56,8 +56,8 @@ func NewRegistry(ctx context.Context, to Naming, images []string, opts imageref.
 
 // registryOptions are how ToRegistry and the Uploader reach the registries.
 func (r *Registry) registryOptions(ctx context.Context) RegistryOptions {
-	return RegistryOptions{Remote: r.opts.RemoteOptions(ctx), Logger: r.log, Uploader: r.uploader,
-		Keychain: r.opts.Keychain, Transport: r.opts.HTTPTransport(), Signing: r.signing}
+	return RegistryOptions{Remote: registry.RemoteOptions(ctx, r.opts), Logger: r.log, Uploader: r.uploader,
+		Keychain: r.opts.Keychain, Transport: registry.HTTPTransport(r.opts), Signing: r.signing}
 }
 
 // SignWith makes Publish sign every index and entry before any tag moves
@@ -126,7 +126,7 @@ func (r *Registry) preflight(ctx context.Context) error {
 	errs := make([]error, len(repos))
 	var wg sync.WaitGroup
 	for i, repo := range repos {
-		wg.Go(func() { errs[i] = registry.CheckPush(ctx, repo, r.opts.Keychain, r.opts.HTTPTransport()) })
+		wg.Go(func() { errs[i] = registry.CheckPush(ctx, repo, r.opts.Keychain, registry.HTTPTransport(r.opts)) })
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // Signer signs a release's manifests for ToRegistry, once every manifest
@@ -152,7 +152,7 @@ func (p *publisher) pushSignatureReferrers(ctx context.Context, repo name.Reposi
 	for _, r := range refs {
 		ref := repo.Digest(r.Entry.Digest.String())
 		if _, err := remote.Head(ref, append(p.remoteOpts[:len(p.remoteOpts):len(p.remoteOpts)], remote.WithContext(ctx))...); err != nil {
-			return fmt.Errorf("check %s: %w", ref, imageref.Explain(err))
+			return fmt.Errorf("check %s: %w", ref, registry.Explain(err))
 		}
 	}
 	return nil
@@ -170,7 +170,7 @@ func (p *publisher) signLegacy(ctx context.Context, repo name.Repository, subjec
 		base = img
 	case errors.As(err, &terr) && terr.StatusCode == 404:
 	default:
-		return legacyTag{}, Signature{}, fmt.Errorf("read %s:%s: %w", repo, tag, imageref.Explain(err))
+		return legacyTag{}, Signature{}, fmt.Errorf("read %s:%s: %w", repo, tag, registry.Explain(err))
 	}
 	out, err := s.AppendLegacy(ctx, repo, subject, base)
 	if err != nil {
@@ -181,7 +181,7 @@ func (p *publisher) signLegacy(ctx context.Context, repo name.Repository, subjec
 		return legacyTag{}, Signature{}, err
 	}
 	if err := p.pusher.Push(ctx, repo.Digest(d.String()), out); err != nil {
-		return legacyTag{}, Signature{}, fmt.Errorf("push %s@%s: %w", repo, d, imageref.Explain(err))
+		return legacyTag{}, Signature{}, fmt.Errorf("push %s@%s: %w", repo, d, registry.Explain(err))
 	}
 	return legacyTag{repo: repo, tag: tag, image: out}, Signature{Repository: repo, Subject: subject, Format: SignLegacy, Digest: d, Tag: tag}, nil
 }
@@ -213,7 +213,7 @@ func (p *publisher) signFormat(ctx context.Context, repo name.Repository, index 
 	tag := FallbackTag(index)
 	raw, _, found, err := p.raw.GetManifest(ctx, repo, tag)
 	if err != nil {
-		return "", false, fmt.Errorf("read %s:%s: %w", repo, tag, imageref.Explain(err))
+		return "", false, fmt.Errorf("read %s:%s: %w", repo, tag, registry.Explain(err))
 	}
 	switch {
 	case !found || resolvesToSubject(repo, tag, index, raw) == nil:

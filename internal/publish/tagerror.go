@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // TagError is a failure in the tag phase: some tags are written, the
@@ -26,7 +26,7 @@ type TagError struct {
 // written: an answer from the registry (an error status) means it was
 // not written; none (interrupted, connection lost) means it may have been.
 func newTagError(tag string, written, rest []string, err error) *TagError {
-	e := &TagError{Tag: tag, Written: slices.Clone(written), NotWritten: rest, Err: imageref.Explain(err)}
+	e := &TagError{Tag: tag, Written: slices.Clone(written), NotWritten: rest, Err: registry.Explain(err)}
 	var answered *transport.Error
 	if !errors.As(err, &answered) && len(rest) > 0 {
 		e.MayBeWritten, e.NotWritten = rest[:1], rest[1:]

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // Uploader sends an image's blobs (layers and config, never a manifest)
@@ -68,7 +68,7 @@ func uploadBlobs(ctx context.Context, pusher *remote.Pusher, r name.Repository, 
 		g.Go(func() error {
 			if err := pusher.Upload(gctx, r, l); err != nil {
 				d, _ := l.Digest()
-				return fmt.Errorf("upload %s@%s: %w", r, d, imageref.Explain(err))
+				return fmt.Errorf("upload %s@%s: %w", r, d, registry.Explain(err))
 			}
 			return nil
 		})
@@ -83,7 +83,7 @@ func uploadBlobs(ctx context.Context, pusher *remote.Pusher, r name.Repository, 
 func (u *Uploader) Layer(ctx context.Context, r name.Repository, l v1.Layer) error {
 	start := time.Now()
 	if err := u.pusher.Upload(ctx, r, l); err != nil {
-		return fmt.Errorf("upload a layer to %s: %w", r, imageref.Explain(err))
+		return fmt.Errorf("upload a layer to %s: %w", r, registry.Explain(err))
 	}
 	d, _ := l.Digest()
 	u.log.Info("layer uploaded while written", "repository", r.String(), "digest", d.String(), "duration", time.Since(start).Round(time.Millisecond))

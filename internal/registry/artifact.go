@@ -16,7 +16,7 @@ func Read(ctx context.Context, ref imageref.Ref, o imageref.Options) (*imageref.
 	if ref.Transport != imageref.Registry {
 		return imageref.Read(ctx, ref, o)
 	}
-	desc, err := remote.Get(ref.Name, o.RemoteOptions(ctx)...)
+	desc, err := remote.Get(ref.Name, RemoteOptions(ctx, o)...)
 	if err != nil {
 		return nil, describeReadError(ref.Name.String(), err)
 	}
@@ -25,4 +25,4 @@ func Read(ctx context.Context, ref imageref.Ref, o imageref.Options) (*imageref.
 
 // describeReadError names what was read and the way out (a 404 is
 // imageref.ErrNotFound).
-func describeReadError(what string, err error) error { return imageref.DescribeRead(what, err) }
+func describeReadError(what string, err error) error { return DescribeRead(what, err) }

@@ -10,8 +10,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
-
-	"github.com/helperbuild/helperbuild/internal/imageref"
 )
 
 // CheckPush fails when the credentials from kc cannot push to repo, so a
@@ -38,7 +36,7 @@ func CheckPush(ctx context.Context, repo name.Repository, kc authn.Keychain, t h
 	}
 	defer resp.Body.Close()
 	if err := transport.CheckError(resp, http.StatusAccepted); err != nil {
-		return fmt.Errorf("registry %s: cannot push to %s: %w", repo.RegistryStr(), repo.RepositoryStr(), imageref.Explain(err))
+		return fmt.Errorf("registry %s: cannot push to %s: %w", repo.RegistryStr(), repo.RepositoryStr(), Explain(err))
 	}
 	if loc := resp.Header.Get("Location"); loc != "" {
 		if target, err := resp.Request.URL.Parse(loc); err == nil {
@@ -54,8 +52,8 @@ func CheckPush(ctx context.Context, repo name.Repository, kc authn.Keychain, t h
 
 // atRegistry explains err, naming the registry unless the explanation does.
 func atRegistry(repo name.Repository, err error) error {
-	err = imageref.Explain(err)
-	var re *imageref.RegistryError
+	err = Explain(err)
+	var re *RegistryError
 	if errors.As(err, &re) {
 		return err
 	}

@@ -46,3 +46,20 @@ func TestWarnUnusedInsecure(t *testing.T) {
 		warnings([]string{host, "registry.example.test:5000"}, true))
 	assert.Empty(t, warnings([]string{"127.0.0.1"}, false), "no request, nothing to compare with")
 }
+
+func TestInsecureOnlyForNamedHosts(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "https://")
+	get := func(o imageref.Options) error {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v2/", nil)
+		resp, err := HTTPTransport(o).RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	assert.Error(t, get(imageref.Options{}), "self-signed certificate is refused by default")
+	assert.Error(t, get(imageref.Options{Insecure: []string{"other.example.com"}}), "naming another host changes nothing")
+	assert.NoError(t, get(imageref.Options{Insecure: []string{host}}))
+}

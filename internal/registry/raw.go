@@ -16,8 +16,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/types"
-
-	"github.com/helperbuild/helperbuild/internal/imageref"
 )
 
 // Raw reaches each repository with plain HTTP requests (on the transport
@@ -162,7 +160,7 @@ func (c *Raw) HasReferrersAPI(ctx context.Context, repo name.Repository, subject
 		return false, nil
 	}
 	if err := transport.CheckError(resp, http.StatusOK); err != nil {
-		return false, fmt.Errorf("referrers of %s@%s: %w", repo, subject, imageref.Explain(err))
+		return false, fmt.Errorf("referrers of %s@%s: %w", repo, subject, Explain(err))
 	}
 	var idx struct {
 		MediaType types.MediaType `json:"mediaType"`

@@ -17,10 +17,10 @@ import (
 // as an image.
 func Referrers(repo name.Repository, o imageref.Options) func(ctx context.Context, d v1.Hash) ([]v1.Image, error) {
 	return func(ctx context.Context, d v1.Hash) ([]v1.Image, error) {
-		ropts := o.RemoteOptions(ctx)
+		ropts := RemoteOptions(ctx, o)
 		idx, err := remote.Referrers(repo.Digest(d.String()), ropts...)
 		if err != nil {
-			return nil, imageref.Explain(err)
+			return nil, Explain(err)
 		}
 		im, err := idx.IndexManifest()
 		if err != nil {
@@ -30,7 +30,7 @@ func Referrers(repo name.Repository, o imageref.Options) func(ctx context.Contex
 		for _, m := range im.Manifests {
 			img, err := remote.Image(repo.Digest(m.Digest.String()), ropts...)
 			if err != nil {
-				return nil, fmt.Errorf("referrer %s: %w", m.Digest, imageref.Explain(err))
+				return nil, fmt.Errorf("referrer %s: %w", m.Digest, Explain(err))
 			}
 			out = append(out, img)
 		}
@@ -46,7 +46,7 @@ func Referrers(repo name.Repository, o imageref.Options) func(ctx context.Contex
 func GetAll(ctx context.Context, o imageref.Options, refs []name.Digest, limit int, use func(i int, d *remote.Descriptor, err error) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(limit)
-	opts := o.RemoteOptions(gctx)
+	opts := RemoteOptions(gctx, o)
 	puller, err := remote.NewPuller(opts...)
 	if err != nil {
 		return err

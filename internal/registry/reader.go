@@ -12,7 +12,7 @@ import (
 
 // Reader reads what a registry holds about a manifest, with Options (the
 // run's transport stack, keychain and insecure hosts): its referrers and
-// the images they, or a tag, name. Errors are explained (imageref.Explain)
+// the images they, or a tag, name. Errors are explained (Explain)
 // and a 404 of an image is imageref.ErrNotFound; sign's verifier reads
 // signatures through it.
 type Reader struct{ Options imageref.Options }
@@ -20,9 +20,9 @@ type Reader struct{ Options imageref.Options }
 // Referrers lists the referrers of ref: the registry's referrers API, else
 // the sha256-<hex> fallback tag, as go-containerregistry reads them.
 func (r Reader) Referrers(ctx context.Context, ref name.Digest) (*v1.IndexManifest, error) {
-	idx, err := remote.Referrers(ref, r.Options.RemoteOptions(ctx)...)
+	idx, err := remote.Referrers(ref, RemoteOptions(ctx, r.Options)...)
 	if err != nil {
-		return nil, imageref.Explain(err)
+		return nil, Explain(err)
 	}
 	return idx.IndexManifest()
 }
@@ -30,9 +30,9 @@ func (r Reader) Referrers(ctx context.Context, ref name.Digest) (*v1.IndexManife
 // Image reads the image ref names; its layers are read from the registry
 // when asked for, within ctx.
 func (r Reader) Image(ctx context.Context, ref name.Reference) (v1.Image, error) {
-	img, err := remote.Image(ref, r.Options.RemoteOptions(ctx)...)
+	img, err := remote.Image(ref, RemoteOptions(ctx, r.Options)...)
 	if err != nil {
-		return nil, imageref.ExplainRead(err)
+		return nil, ExplainRead(err)
 	}
 	return img, nil
 }

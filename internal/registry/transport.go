@@ -1,13 +1,18 @@
 package registry
 
 import (
+	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"maps"
 	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/progress"
@@ -43,7 +48,7 @@ func WithRetries(o imageref.Options, r Retries, log *slog.Logger) (imageref.Opti
 	ro := retry.DefaultOptions()
 	ro.Retries, ro.Timeout, ro.Logger = r.Retries, r.Timeout, log
 	// Below the retries, so the bytes of each attempt are counted as they go out.
-	rt, err := retry.New(progress.CountingTransport(o.HTTPTransport()), ro)
+	rt, err := retry.New(progress.CountingTransport(HTTPTransport(o)), ro)
 	if err != nil {
 		return o, nil, err
 	}
@@ -91,4 +96,58 @@ func WarnUnusedInsecure(log *slog.Logger, rt *retry.Transport, insecure []string
 		}
 		log.Warn(fmt.Sprintf("--insecure-registry %s matches no registry this run reached (%s)", v, strings.Join(hosts, ", ")))
 	}
+}
+
+// RemoteOptions are the go-containerregistry options of o for ctx: the
+// transport (HTTPTransport), keychain, user agent, jobs, then o.Remote.
+func RemoteOptions(ctx context.Context, o imageref.Options) []remote.Option {
+	opts := []remote.Option{
+		remote.WithContext(ctx),
+		remote.WithTransport(HTTPTransport(o)),
+	}
+	if o.Keychain != nil {
+		opts = append(opts, remote.WithAuthFromKeychain(o.Keychain))
+	}
+	if o.UserAgent != "" {
+		opts = append(opts, remote.WithUserAgent(o.UserAgent))
+	}
+	if o.Jobs > 0 {
+		opts = append(opts, remote.WithJobs(o.Jobs))
+	}
+	return append(opts, o.Remote...)
+}
+
+// HTTPTransport is the transport registries are reached with: the base
+// transport, with certificate checks skipped only for insecure hosts.
+func HTTPTransport(o imageref.Options) http.RoundTripper {
+	base := o.Transport
+	if base == nil {
+		base = remote.DefaultTransport
+	}
+	if len(o.Insecure) == 0 {
+		return base
+	}
+	t, ok := base.(*http.Transport)
+	if !ok {
+		return base
+	}
+	unverified := t.Clone()
+	if unverified.TLSClientConfig == nil {
+		unverified.TLSClientConfig = &tls.Config{}
+	}
+	unverified.TLSClientConfig.InsecureSkipVerify = true //nolint:gosec // only for hosts the user named with --insecure-registry
+	return &perHost{verified: base, unverified: unverified, insecure: o.Insecure}
+}
+
+// perHost skips certificate verification only for the hosts the user named.
+type perHost struct {
+	verified, unverified http.RoundTripper
+	insecure             []string
+}
+
+func (p *perHost) RoundTrip(req *http.Request) (*http.Response, error) {
+	if imageref.IsInsecure(req.URL.Host, p.insecure) {
+		return p.unverified.RoundTrip(req)
+	}
+	return p.verified.RoundTrip(req)
 }

@@ -62,8 +62,8 @@ func Tagged(err error) bool {
 // UnauthorizedHost is the registry host that refused err's credentials
 // (401 or 403), if that is what err is.
 func UnauthorizedHost(err error) (string, bool) {
-	var re *imageref.RegistryError
-	if errors.As(err, &re) && re.Kind == imageref.Unauthorized {
+	var re *registry.RegistryError
+	if errors.As(err, &re) && re.Kind == registry.Unauthorized {
 		return re.Host, true
 	}
 	return "", false

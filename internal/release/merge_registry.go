@@ -13,7 +13,6 @@ import (
 	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
-	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/registry"
@@ -83,7 +82,7 @@ func checkEntry(image string, e *mergeEntry, desc *remote.Descriptor, err error)
 		return fmt.Errorf("image %s: %s from %s: %s", image, what, e.from.Name(), fmt.Sprintf(format, args...))
 	}
 	if err != nil { // a 404 is imageref.ErrNotFound
-		return nil, fmt.Errorf("image %s: %s from %s: not in %s: %w (push --by-digest of that job did not finish, or pushed elsewhere)", image, what, e.from.Name(), e.source, imageref.ExplainRead(err))
+		return nil, fmt.Errorf("image %s: %s from %s: not in %s: %w (push --by-digest of that job did not finish, or pushed elsewhere)", image, what, e.from.Name(), e.source, registry.ExplainRead(err))
 	}
 	if desc.MediaType != e.desc.MediaType || desc.Size != e.desc.Size {
 		return nil, fail("%s has it as %s of %d bytes, the part says %s of %d", e.source, desc.MediaType, desc.Size, e.desc.MediaType, e.desc.Size)
@@ -103,7 +102,7 @@ func checkEntry(image string, e *mergeEntry, desc *remote.Descriptor, err error)
 	}
 	cf, err := img.ConfigFile()
 	if err != nil {
-		return nil, fail("config: %v", imageref.Explain(err))
+		return nil, fail("config: %v", registry.Explain(err))
 	}
 	if c := verify.ConfigAgrees(cf, *e.desc.Platform); !c.OK {
 		return nil, fail("%s", c.Reason)
@@ -143,7 +142,7 @@ func checkSubject(img v1.Image, d v1.Descriptor, fail func(string, ...any) error
 		}
 		data, err := readBlob(img, l.Digest)
 		if err != nil {
-			return fail("statement %s: %v", l.Digest, imageref.Explain(err))
+			return fail("statement %s: %v", l.Digest, registry.Explain(err))
 		}
 		if err := attestspec.CheckAbout(data, want); err != nil {
 			return fail("statement %s: %v, which its index entry says it is about (%s); merge the part files as their jobs wrote them", l.Digest, err, attestspec.AnnotationReferenceDigest)

@@ -1,4 +1,4 @@
-package imageref
+package registry
 
 import (
 	"errors"

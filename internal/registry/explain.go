@@ -1,4 +1,4 @@
-package imageref
+package registry
 
 import (
 	"crypto/x509"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/retry"
 )
 
@@ -31,24 +32,12 @@ const (
 	PlainHTTP
 	// NotFound: the registry answered 404 (MANIFEST_UNKNOWN, NAME_UNKNOWN,
 	// BLOB_UNKNOWN): it does not hold what was asked for (ExplainRead makes
-	// it ErrNotFound).
+	// it imageref.ErrNotFound).
 	NotFound
 	// Answered: any other error status; the registry's codes and messages
 	// without their Go-formatted details.
 	Answered
 )
-
-// ErrNotFound is what a reference its registry or layout does not hold
-// is (errors.Is): a 404 for its manifest, no such layout entry. The
-// command gives it an exit code of its own.
-var ErrNotFound = errors.New("not found")
-
-// notFound marks a layout's missing entry as ErrNotFound.
-type notFound struct{ err error }
-
-func (n notFound) Error() string        { return n.err.Error() }
-func (n notFound) Unwrap() error        { return n.err }
-func (n notFound) Is(target error) bool { return target == ErrNotFound }
 
 // RegistryError is a registry failure said in one line, with the host and
 // the way out, instead of go-containerregistry's and net/http's text (every
@@ -83,24 +72,24 @@ func (e *RegistryError) Error() string {
 func (e *RegistryError) Unwrap() error { return e.Err }
 
 // DescribeRead names what was read (a tag or digest a user named) and the
-// way out: a 404 is ErrNotFound, said with the registry's codes and no Go
+// way out: a 404 is imageref.ErrNotFound, said with the registry's codes and no Go
 // map of their details; anything else is Explain's.
 func DescribeRead(what string, err error) error {
 	var terr *transport.Error
 	if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
-		return notFound{fmt.Errorf("%s: not found in the registry (%s); check the repository and the tag or digest, or publish it first", what, diagnostics(terr))}
+		return imageref.MarkNotFound(fmt.Errorf("%s: not found in the registry (%s); check the repository and the tag or digest, or publish it first", what, diagnostics(terr)))
 	}
 	return fmt.Errorf("%s: %w", what, Explain(err))
 }
 
 // ExplainRead is Explain for the read of a manifest a user named (a tag,
-// a digest, a part file's entry): there a 404 is ErrNotFound. Elsewhere
+// a digest, a part file's entry): there a 404 is imageref.ErrNotFound. Elsewhere
 // (a blob upload, a referrers route) a 404 is only an error.
 func ExplainRead(err error) error {
 	err = Explain(err)
 	var re *RegistryError
 	if errors.As(err, &re) && re.Kind == NotFound {
-		return notFound{err}
+		return imageref.MarkNotFound(err)
 	}
 	return err
 }
