@@ -21,6 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -47,10 +49,12 @@ var spdxElementID = regexp.MustCompile(`^[A-Za-z0-9.-]+$`)
 
 // parseSPDX reads doc back with spdx/tools-golang and checks it the way a
 // consumer would: it parses as SPDX 2.3, every relationship names an
-// element of the document (spdxlib.ValidateDocument), every element ID is
-// valid and unique, and every purl parses with packageurl-go.
+// element of the document (spdxlib.ValidateDocument), it conforms to the
+// SPDX project's SPDX 2.3 JSON schema (testkit.SPDXSchemaValid), every
+// element ID is valid and unique, and every purl parses with packageurl-go.
 func parseSPDX(t *testing.T, doc []byte) *spdx.Document {
 	t.Helper()
+	testkit.SPDXSchemaValid(t, doc)
 	d, err := spdxjson.Read(bytes.NewReader(doc))
 	require.NoError(t, err)
 	assert.Equal(t, "SPDX-2.3", d.SPDXVersion)

@@ -164,10 +164,12 @@ func (b *sbomBuilder) addOS(imgID string, os OS) {
 	parent := imgID
 	if rel := os.Release; rel.ID != "" {
 		osID := b.add("OperatingSystem", rel.distro(), "os|"+rel.ID+"|"+rel.VersionID+"|"+rel.VersionCodename, spdxPackage{
-			Name:                  rel.ID,
-			VersionInfo:           cmp.Or(rel.VersionID, rel.VersionCodename),
-			Description:           rel.PrettyName,
-			PrimaryPackagePurpose: "OPERATING-SYSTEM",
+			Name:        rel.ID,
+			VersionInfo: cmp.Or(rel.VersionID, rel.VersionCodename),
+			Description: rel.PrettyName,
+			// The JSON schema's spelling (the spec's text has
+			// OPERATING-SYSTEM; for JSON the schema rules, spdx/spdx-spec#813).
+			PrimaryPackagePurpose: "OPERATING_SYSTEM",
 		})
 		b.relate(imgID, "CONTAINS", osID)
 		parent = osID

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
 var (
@@ -195,7 +196,7 @@ func TestSBOMGolden(t *testing.T) {
 	assert.Equal(t, spec.Base.Digest.String(), base.PackageVersion)
 	var osPkg string
 	for _, p := range d.Packages {
-		if p.PrimaryPackagePurpose == "OPERATING-SYSTEM" {
+		if p.PrimaryPackagePurpose == "OPERATING_SYSTEM" {
 			osPkg = string(p.PackageSPDXIdentifier)
 			assert.Equal(t, "alpine", p.PackageName)
 			assert.Equal(t, "3.20.3", p.PackageVersion)
@@ -336,4 +337,58 @@ func TestSBOMStatement(t *testing.T) {
 
 	_, err = SBOMStatement(spec.Image, []byte("{not json"))
 	assert.ErrorContains(t, err, "not JSON")
+}
+
+// The schema check can fail: the SBOM, broken in ways the SPDX 2.3 JSON
+// schema forbids, is refused, naming where.
+func TestSBOMSchemaRefusesBrokenDocuments(t *testing.T) {
+	out, err := SBOM(fullSpec(t))
+	require.NoError(t, err)
+	require.NoError(t, testkit.SPDXSchemaError(out))
+	// A Debian base's SBOM conforms too (the golden one is Alpine's).
+	debian := fullSpec(t)
+	debian.OS.Release = OSRelease{ID: "debian", VersionID: "12", VersionCodename: "bookworm"}
+	debian.OS.Packages, err = ParseDpkgStatus(strings.NewReader(dpkgSnippet))
+	require.NoError(t, err)
+	deb, err := SBOM(debian)
+	require.NoError(t, err)
+	require.Contains(t, string(deb), "pkg:deb/debian/zlib1g@")
+	require.NoError(t, testkit.SPDXSchemaError(deb))
+	for _, tc := range []struct {
+		name, where string
+		mutate      func(doc map[string]any)
+	}{
+		{"a package without SPDXID", "/packages/0", func(doc map[string]any) {
+			delete(pkgAt(doc, 0), "SPDXID")
+		}},
+		{"a checksum algorithm the schema does not know", "/packages/0/checksums/0/algorithm", func(doc map[string]any) {
+			pkgAt(doc, 0)["checksums"].([]any)[0].(map[string]any)["algorithm"] = "SHA-256"
+		}},
+		{"the spec text's spelling of the OS purpose", "primaryPackagePurpose", func(doc map[string]any) {
+			for i := range doc["packages"].([]any) {
+				if p := pkgAt(doc, i); p["primaryPackagePurpose"] == "OPERATING_SYSTEM" {
+					p["primaryPackagePurpose"] = "OPERATING-SYSTEM"
+				}
+			}
+		}},
+		{"no creationInfo", "creationInfo", func(doc map[string]any) { delete(doc, "creationInfo") }},
+		{"a relationship type outside the list", "/relationships/0/relationshipType", func(doc map[string]any) {
+			doc["relationships"].([]any)[0].(map[string]any)["relationshipType"] = "DEPENDS-ON"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var doc map[string]any
+			require.NoError(t, json.Unmarshal(out, &doc))
+			tc.mutate(doc)
+			broken, err := json.Marshal(doc)
+			require.NoError(t, err)
+			err = testkit.SPDXSchemaError(broken)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.where)
+		})
+	}
+}
+
+func pkgAt(doc map[string]any, i int) map[string]any {
+	return doc["packages"].([]any)[i].(map[string]any)
 }

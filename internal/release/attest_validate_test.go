@@ -33,9 +33,11 @@ import (
 )
 
 // Every attestation of a real build, read by tools other than
-// helperbuild's: each SBOM with the SPDX project's Go tools (spdx/tools-golang
-// parses it as SPDX 2.3 and spdxlib.ValidateDocument checks its elements and
-// relationships), each provenance with in-toto's attestation bindings
+// helperbuild's: each SBOM (the statement's predicate, and the plain SPDX
+// document referrers mode also pushes) against the SPDX project's SPDX 2.3
+// JSON schema (testkit.SPDXSchemaValid) and with the SPDX project's Go tools
+// (spdx/tools-golang parses it as SPDX 2.3 and spdxlib.ValidateDocument
+// checks its elements and relationships), each provenance with in-toto's attestation bindings
 // (Statement and SLSA v1 Provenance Validate(), unknown fields refused);
 // and each Go binary's modules in the SBOM, the image's own and the base's,
 // are what `go version -m` prints for the file unpacked from the image.
@@ -54,6 +56,7 @@ func TestEveryAttestationValidates(t *testing.T) {
 		for _, p := range img.Platforms {
 			require.NotNil(t, p.Attestation)
 			doc := validSPDX(t, p.Attestation.SBOM.JSON)
+			testkit.SPDXSchemaValid(t, p.Attestation.SPDX)
 			validProvenance(t, p.Attestation.Provenance.JSON)
 
 			child, err := img.Index.Image(p.Digest)
@@ -149,14 +152,15 @@ func sortedNonNil(s []string) []string {
 
 func srcName(src rootfs.Source) string { return fmt.Sprintf("%d-%d", src.Layer, src.Seq) }
 
-// validSPDX parses an SBOM statement's predicate with spdx/tools-golang
-// and validates it.
+// validSPDX validates an SBOM statement's predicate against the SPDX 2.3
+// JSON schema, parses it with spdx/tools-golang and validates it.
 func validSPDX(t *testing.T, statement []byte) *spdx.Document {
 	t.Helper()
 	var st struct {
 		Predicate json.RawMessage `json:"predicate"`
 	}
 	require.NoError(t, json.Unmarshal(statement, &st))
+	testkit.SPDXSchemaValid(t, st.Predicate)
 	d, err := spdxjson.Read(bytes.NewReader(st.Predicate))
 	require.NoError(t, err)
 	require.Equal(t, "SPDX-2.3", d.SPDXVersion)

@@ -2,6 +2,7 @@
 // images whose config names a platform, OCI indexes of them (also with a
 // layer every platform shares), an in-process registry (with optional basic
 // authentication, and a counter of blob downloads), a log sink safe for
-// concurrent writers, and the host tools the unit tests need (missing, a
-// test fails). Only tests import it (internal/depcheck checks it).
+// concurrent writers, the host tools the unit tests need (missing, a test
+// fails), and the SPDX 2.3 JSON schema check of SBOMs. Only tests import it
+// (internal/depcheck checks it).
 package testkit
