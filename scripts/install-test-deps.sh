@@ -18,6 +18,10 @@
 # With the argument gitlab-ci-local (make ci-e2e), also: Node.js and npm (Debian's, if there is
 # no node yet), rsync and gitlab-ci-local 4.52.2 from npm, which run the GitLab CI template.
 #
+# With the argument trivy (make e2e-consumers), also: trivy v0.74.0 (go install, pinned, built as
+# its release is: GOEXPERIMENT=jsonv2, CGO_ENABLED=0), which reads referrers-mode SBOMs. Not in
+# make test's path: a cold build takes long (see README's development section).
+#
 # Run as root (apt-get). Cache directory, in this order:
 #   $HELPERBUILD_E2E_CACHE, $XDG_CACHE_HOME/helperbuild-e2e, $HOME/.cache/helperbuild-e2e
 # The Go suite uses the same rule (test/e2e/baseimage_test.go: busyboxCacheDir).
@@ -131,6 +135,22 @@ if ! cosign version 2>/dev/null | grep -q "GitVersion: *$cosign_version\$\|GitVe
 	GOTOOLCHAIN=local GOBIN=/usr/local/bin CGO_ENABLED=0 go install "github.com/sigstore/cosign/v3/cmd/cosign@$cosign_version"
 fi
 
+# --- trivy (opt-in, make e2e-consumers) -------------------------------------------------------
+# trivy's --sbom-sources oci reads referrers-mode SBOMs (test/e2e/consumers_test.go); pinned, from
+# the Go module proxy, built as trivy's goreleaser.yml builds it (it imports encoding/json/v2,
+# which Go 1.26 has only with GOEXPERIMENT=jsonv2). Kept when go version -m names this version.
+trivy_version=v0.74.0
+install_trivy() {
+	if command -v trivy >/dev/null 2>&1 && go version -m "$(command -v trivy)" | grep -q "^[[:space:]]*mod[[:space:]]*github.com/aquasecurity/trivy[[:space:]]*$trivy_version[[:space:]]"; then
+		return 0
+	fi
+	as_root "install trivy $trivy_version into /usr/local/bin"
+	log "installing trivy $trivy_version (go install; a cold build takes long, see README)"
+	GOTOOLCHAIN=local GOEXPERIMENT=jsonv2 GOBIN=/usr/local/bin CGO_ENABLED=0 go install \
+		-ldflags "-s -w -X github.com/aquasecurity/trivy/pkg/version/app.ver=${trivy_version#v}" \
+		"github.com/aquasecurity/trivy/cmd/trivy@$trivy_version"
+}
+
 # --- gitlab-ci-local (opt-in) ----------------------------------------------------------------
 # 4.52.2 is the last release that runs on Node 20 (later ones need Node 22); Debian 12's
 # Node 18 runs it too.
@@ -138,8 +158,12 @@ gitlab_ci_local_version=4.52.2
 for arg in "$@"; do
 	case $arg in
 	gitlab-ci-local) ;;
+	trivy)
+		install_trivy
+		continue
+		;;
 	*)
-		log "unknown argument $arg; the arguments are gitlab-ci-local, or unit alone"
+		log "unknown argument $arg; the arguments are gitlab-ci-local and trivy, or unit alone"
 		exit 2
 		;;
 	esac
