@@ -45,7 +45,7 @@ e2e:
 # Runs every command of docs/operators.md against the bundled example, pushed to a
 # docker-registry on 127.0.0.1 (see scripts/docs-check.sh).
 docs-check: build
-	command -v docker-registry >/dev/null || scripts/install-test-deps.sh
+	command -v docker-registry >/dev/null && command -v curl >/dev/null && command -v ss >/dev/null || scripts/install-test-deps.sh
 	scripts/docs-check.sh
 
 # The GitLab CI template (ci/gitlab/release.gitlab-ci.yml) run by gitlab-ci-local with the

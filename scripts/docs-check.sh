@@ -15,7 +15,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 doc=${1:-$root/docs/operators.md}
 hb=$root/bin/helperbuild
 [ -x "$hb" ] || { echo "docs-check: $hb missing: run make build" >&2; exit 1; }
-command -v docker-registry >/dev/null || { echo "docs-check: docker-registry missing: run scripts/install-test-deps.sh" >&2; exit 1; }
+for tool in docker-registry curl ss; do
+	command -v "$tool" >/dev/null || { echo "docs-check: $tool missing: run scripts/install-test-deps.sh" >&2; exit 1; }
+done
 
 work=$(mktemp -d)
 registry_pid=

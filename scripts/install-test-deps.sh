@@ -88,6 +88,8 @@ need htpasswd apache2-utils
 need_extra openssl openssl
 need_extra git git
 need_extra tmux tmux # the terminal test (TestProgressOnATerminal)
+need_extra curl curl # docs-check's readiness probe (not in a minimal Debian 12)
+need_extra ss iproute2 # docs-check's free-port search
 need_extra dpkg-deb dpkg
 # binfmt_misc descriptions shipped by qemu-user-static (the suite registers them itself).
 [ -r /usr/lib/binfmt.d/qemu-aarch64.conf ] || missing_pkgs="$missing_pkgs qemu-user-static"
