@@ -10,5 +10,5 @@ func inodeAndCtime(fi os.FileInfo) (uint64, int64, bool) {
 	if !ok {
 		return 0, 0, false
 	}
-	return st.Ino, st.Ctim.Sec*1e9 + st.Ctim.Nsec, true
+	return uint64(st.Ino), int64(st.Ctim.Sec)*1e9 + int64(st.Ctim.Nsec), true
 }
