@@ -1,0 +1,89 @@
+package registry
+
+import (
+	"context"
+	"slices"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+)
+
+// Session is how a release writes to registries, on the Options it is made
+// from (the run's transport stack: per-host TLS, retries, byte counting):
+// go-containerregistry's pusher for blobs (mounted from another repository
+// where the registry can), images and indexes by digest and tags; one
+// puller for the HEADs and reads of manifests; and Raw (embedded) for the
+// manifests ggcr's writers would handle differently. Each repository is
+// pinged and authorised once per Session for writes and once for reads,
+// however many calls, and a blob the Session has sent to a repository is
+// not sent again, so one Session serves the uploads made while a release
+// builds and the release itself.
+//
+// Errors are go-containerregistry's as they come (a *transport.Error for
+// a registry's answer): the caller explains them (Explain), naming what it
+// was doing.
+type Session struct {
+	pusher *remote.Pusher
+	// reads are the options of a read: the pusher's and puller's
+	// connections reused, then RemoteOptions; each read adds its context.
+	reads []remote.Option
+	*Raw
+}
+
+// NewSession makes a Session that reaches registries as o says. Every call
+// takes its own context: that is what the requests carry (the byte
+// counter among them, see progress.CarryCounter).
+func NewSession(o imageref.Options) (*Session, error) {
+	opts := RemoteOptions(context.Background(), o)
+	pusher, err := remote.NewPusher(opts...)
+	if err != nil {
+		return nil, err
+	}
+	puller, err := remote.NewPuller(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{
+		pusher: pusher,
+		reads:  append([]remote.Option{remote.Reuse(pusher), remote.Reuse(puller)}, opts...),
+		Raw:    NewRaw(o.Keychain, HTTPTransport(o)),
+	}, nil
+}
+
+// Upload sends blob l to repo, unless the registry has it or can mount it
+// from a repository it came from. A layer still being written (see
+// layer.Stream) is streamed and committed under its digest once it ends.
+func (s *Session) Upload(ctx context.Context, repo name.Repository, l v1.Layer) error {
+	return s.pusher.Upload(ctx, repo, l)
+}
+
+// Push writes t as ref: its blobs (and an index's children) that are not
+// in place, then its manifest.
+func (s *Session) Push(ctx context.Context, ref name.Reference, t remote.Taggable) error {
+	return s.pusher.Push(ctx, ref, t)
+}
+
+// Tag points tag at t by writing t's manifest only: what it names must be
+// in place already.
+func (s *Session) Tag(ctx context.Context, tag name.Tag, t remote.Taggable) error {
+	return s.pusher.Put(ctx, tag, t)
+}
+
+// Head asks the registry for ref's manifest descriptor without its body.
+func (s *Session) Head(ctx context.Context, ref name.Reference) (*v1.Descriptor, error) {
+	return remote.Head(ref, s.with(ctx)...)
+}
+
+// Image reads the image ref names; its blobs are read when asked for,
+// within ctx. A missing image is a *transport.Error with status 404.
+func (s *Session) Image(ctx context.Context, ref name.Reference) (v1.Image, error) {
+	return remote.Image(ref, s.with(ctx)...)
+}
+
+// with is the options of a read within ctx.
+func (s *Session) with(ctx context.Context) []remote.Option {
+	return append(slices.Clip(s.reads), remote.WithContext(ctx))
+}
