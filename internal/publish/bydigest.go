@@ -45,7 +45,7 @@ func (d *ByDigest) Publish(ctx context.Context, images []Image) error {
 		}
 		out = append(out, d.naming.split(img)...)
 	}
-	if err := PushByDigest(ctx, out, d.registryOptions(ctx)); err != nil {
+	if err := PushByDigest(ctx, out, d.registryOptions()); err != nil {
 		return err
 	}
 	f := d.Part

@@ -17,7 +17,7 @@ import (
 
 func newByDigest(t *testing.T, host string) (*ByDigest, string) {
 	t.Helper()
-	reg, err := NewRegistry(context.Background(), ByPrefix{Prefix: host + "/g/"}, []string{"helper"}, imageref.Options{Keychain: authn.NewMultiKeychain()}, nil)
+	reg, err := NewRegistry(ByPrefix{Prefix: host + "/g/"}, []string{"helper"}, imageref.Options{Keychain: authn.NewMultiKeychain()}, nil)
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "part.json")
 	return &ByDigest{Registry: reg, PartFile: path, Part: part.File{Version: "v1", Revision: "abc"}}, path

@@ -62,7 +62,7 @@ func TestRegistryDestinationByTags(t *testing.T) {
 	_, host := startRegistry(t)
 	tags := ByTags{mustTag(t, host+"/a/app:v1"), mustTag(t, host+"/b/app:latest"), mustTag(t, host+"/a/app:v1.2")}
 	ctx := context.Background()
-	d, err := NewRegistry(ctx, tags, []string{"app"}, imageref.Options{Keychain: authn.NewMultiKeychain()}, nil)
+	d, err := NewRegistry(tags, []string{"app"}, imageref.Options{Keychain: authn.NewMultiKeychain()}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []name.Repository{mustRepo(t, host+"/a/app"), mustRepo(t, host+"/b/app")}, d.Repositories())
 
@@ -111,7 +111,7 @@ func TestRegistryDestinationByTags(t *testing.T) {
 func TestRegistryDestinationByPrefix(t *testing.T) {
 	_, host := startRegistry(t)
 	ctx := context.Background()
-	d, err := NewRegistry(ctx, ByPrefix{Prefix: host + "/g/"}, []string{"helper", "runner", "helper"}, imageref.Options{Keychain: authn.NewMultiKeychain()}, nil)
+	d, err := NewRegistry(ByPrefix{Prefix: host + "/g/"}, []string{"helper", "runner", "helper"}, imageref.Options{Keychain: authn.NewMultiKeychain()}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []name.Repository{mustRepo(t, host+"/g/helper"), mustRepo(t, host+"/g/runner")}, d.Repositories())
 	idx, digests := testIndex(t)

@@ -60,10 +60,10 @@ func (p *publisher) writeFallback(ctx context.Context, f fallbackTag) (int, erro
 		if err != nil {
 			return 0, err
 		}
-		if err := p.raw.PutManifest(ctx, f.repo, f.tag, types.OCIImageIndex, write); err != nil {
+		if err := p.reg.PutManifest(ctx, f.repo, f.tag, types.OCIImageIndex, write); err != nil {
 			return 0, err
 		}
-		raw, _, found, err := p.raw.GetManifest(ctx, f.repo, f.tag)
+		raw, _, found, err := p.reg.GetManifest(ctx, f.repo, f.tag)
 		if err != nil {
 			return 0, err
 		}
@@ -143,7 +143,7 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 // readFallback returns what f's tag lists now: nothing when it is absent,
 // an error when it is not a referrers index or resolves to the subject.
 func (p *publisher) readFallback(ctx context.Context, f fallbackTag) ([]v1.Descriptor, error) {
-	raw, mt, found, err := p.raw.GetManifest(ctx, f.repo, f.tag)
+	raw, mt, found, err := p.reg.GetManifest(ctx, f.repo, f.tag)
 	if err != nil {
 		return nil, fmt.Errorf("read %s:%s: %w", f.repo, f.tag, registry.Explain(err))
 	}

@@ -21,6 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/testkit"
 )
 
@@ -120,7 +122,7 @@ func TestToRegistryNoTagWhenAnyImageFails(t *testing.T) {
 	_, err := ToRegistry(context.Background(), []Image{
 		{Repository: mustRepo(t, host+"/g/helper"), Index: helper, Tags: []string{"v1"}},
 		{Repository: mustRepo(t, host+"/g/runner"), Index: runner, Tags: []string{"v1"}},
-	}, RegistryOptions{Remote: []remote.Option{remote.WithRetryBackoff(remote.Backoff{Steps: 1})}})
+	}, noRetries(t))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "/g/runner@sha256:")
 	_, err = remote.Head(testkit.Ref(t, host+"/g/helper:v1"))
@@ -134,7 +136,7 @@ func TestToRegistryTagFailureListsTags(t *testing.T) {
 		return r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/manifests/latest")
 	}
 	res, err := ToRegistry(context.Background(), []Image{{Repository: mustRepo(t, host+"/g/helper"), Index: idx, Tags: []string{"latest", "v1", "v1.2"}}},
-		RegistryOptions{Remote: []remote.Option{remote.WithRetryBackoff(remote.Backoff{Steps: 1})}})
+		noRetries(t))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "written: ["+host+"/g/helper:v1 "+host+"/g/helper:v1.2]")
 	assert.Contains(t, err.Error(), "not written: ["+host+"/g/helper:latest]")
@@ -179,6 +181,15 @@ func TestToLayoutUntaggedImageIsListed(t *testing.T) {
 	_, im := readLayout(t, dir)
 	require.Len(t, im.Manifests, 1)
 	assert.Equal(t, "runner", im.Manifests[0].Annotations[specsv1.AnnotationRefName])
+}
+
+// noRetries are RegistryOptions whose go-containerregistry retries nothing:
+// a failure the test's registry injects is final.
+func noRetries(t *testing.T) RegistryOptions {
+	t.Helper()
+	s, err := registry.NewSession(imageref.Options{Remote: []remote.Option{remote.WithRetryBackoff(remote.Backoff{Steps: 1})}})
+	require.NoError(t, err)
+	return RegistryOptions{Session: s}
 }
 
 func mustRepo(t *testing.T, s string) name.Repository {

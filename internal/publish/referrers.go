@@ -23,9 +23,9 @@ func (p *publisher) pushImage(ctx context.Context, ref name.Digest, img v1.Image
 		return err
 	}
 	if !hasSubject(raw) {
-		return p.pusher.Push(ctx, ref, img)
+		return p.reg.Push(ctx, ref, img)
 	}
-	if err := uploadBlobs(ctx, p.pusher, ref.Context(), img); err != nil {
+	if err := uploadBlobs(ctx, p.reg, ref.Context(), img); err != nil {
 		return err
 	}
 	if after != nil {
@@ -39,7 +39,7 @@ func (p *publisher) pushImage(ctx context.Context, ref name.Digest, img v1.Image
 	if err != nil {
 		return err
 	}
-	return p.raw.PutManifest(ctx, ref.Context(), ref.DigestStr(), mt, raw)
+	return p.reg.PutManifest(ctx, ref.Context(), ref.DigestStr(), mt, raw)
 }
 
 // pushReferrers pushes an image's referrers by digest, after its platform
@@ -100,7 +100,7 @@ func (p *publisher) planFallbacks(ctx context.Context, images []Image, repos []n
 		has, known := api[repo.String()]
 		if !known {
 			var err error
-			if has, err = p.raw.HasReferrersAPI(ctx, repo, subjects[0]); err != nil {
+			if has, err = p.reg.HasReferrersAPI(ctx, repo, subjects[0]); err != nil {
 				return nil, err
 			}
 			api[repo.String()] = has

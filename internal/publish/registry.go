@@ -4,35 +4,29 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // RegistryOptions configures ToRegistry.
 type RegistryOptions struct {
-	// Remote are the go-containerregistry options (auth, transport, context).
-	Remote []remote.Option
+	// Session reaches the registries (credentials, the run's transport
+	// stack); the one an Uploader sent blobs with finds them in place. Nil:
+	// a Session of its own, anonymous over remote.DefaultTransport.
+	Session *registry.Session
 	// Jobs bounds how many platform images are pushed at once; 0 means 4.
-	Jobs int
-	// Uploader, if set, is the one that sent blobs ahead of the release.
-	Uploader *Uploader
-	// Keychain and Transport reach registries for the requests made
-	// without go-containerregistry's writers (manifests with a subject,
-	// fallback tags); nil: anonymous, http.DefaultTransport.
-	Keychain  authn.Keychain
-	Transport http.RoundTripper
-	Logger    *slog.Logger
+	Jobs   int
+	Logger *slog.Logger
 	// Signing, if its Signer is set, signs every index and each of its
 	// entries once all is in place, before any tag moves (see Signer).
 	Signing Signing
@@ -113,36 +107,25 @@ func PushByDigest(ctx context.Context, images []Image, opts RegistryOptions) err
 	return p.checkManifests(ctx, images, repos, false)
 }
 
-// publisher holds the connections one ToRegistry uses in every phase.
+// publisher is one ToRegistry's phases on the registries' Session.
 type publisher struct {
-	pusher     *remote.Pusher
-	raw        *registry.Raw
-	remoteOpts []remote.Option
-	jobs       int
-	log        *slog.Logger
+	reg  *registry.Session
+	jobs int
+	log  *slog.Logger
 	// sleep waits between the rounds of confirmFallbacks; tests inject it.
 	sleep func(ctx context.Context, d time.Duration) error
 }
 
-// newPublisher reuses the Uploader's pusher when there is one: the blobs
-// it sent are known to be there.
+// newPublisher uses opts' Session, where the blobs an Uploader sent are
+// known to be there, else one of its own.
 func newPublisher(opts RegistryOptions) (*publisher, error) {
-	p := &publisher{jobs: opts.Jobs, log: logger(opts.Logger), raw: registry.NewRaw(opts.Keychain, opts.Transport), sleep: sleepContext}
-	if opts.Uploader != nil {
-		p.pusher = opts.Uploader.pusher
-	} else {
+	p := &publisher{reg: opts.Session, jobs: opts.Jobs, log: logger(opts.Logger), sleep: sleepContext}
+	if p.reg == nil {
 		var err error
-		if p.pusher, err = remote.NewPusher(opts.Remote...); err != nil {
+		if p.reg, err = registry.NewSession(imageref.Options{}); err != nil {
 			return nil, err
 		}
 	}
-	// The manifest checks share one puller: each repository is pinged and
-	// authorised once, not once per manifest.
-	puller, err := remote.NewPuller(opts.Remote...)
-	if err != nil {
-		return nil, err
-	}
-	p.remoteOpts = append([]remote.Option{remote.Reuse(p.pusher), remote.Reuse(puller)}, opts.Remote...)
 	return p, nil
 }
 
@@ -181,7 +164,7 @@ func (p *publisher) pushByDigest(ctx context.Context, images []Image, repos []na
 			return err
 		}
 		ref := repos[i].Digest(digest.String())
-		if err := p.pusher.Push(ctx, ref, img.Index); err != nil {
+		if err := p.reg.Push(ctx, ref, img.Index); err != nil {
 			return fmt.Errorf("push %s: %w", ref, registry.Explain(err))
 		}
 		p.log.Info("pushed", "image", repos[i].String(), "digest", digest.String())
@@ -210,7 +193,7 @@ func (p *publisher) checkManifests(ctx context.Context, images []Image, repos []
 	checks.SetLimit(maxChecks)
 	for _, ref := range refs {
 		checks.Go(func() error {
-			desc, err := remote.Head(ref, append(slices.Clip(p.remoteOpts), remote.WithContext(cctx))...)
+			desc, err := p.reg.Head(cctx, ref)
 			if err != nil {
 				return fmt.Errorf("check %s: %w", ref, registry.Explain(err))
 			}
@@ -263,7 +246,7 @@ func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.
 	}
 	for l, lt := range legacy {
 		tag := lt.repo.Tag(lt.tag)
-		if err := p.pusher.Put(ctx, tag, lt.image); err != nil {
+		if err := p.reg.Tag(ctx, tag, lt.image); err != nil {
 			return res, newTagError(tag.String(), res.Written, notWritten(len(fallbacks), l), err)
 		}
 		res.Written = append(res.Written, tag.String())
@@ -280,7 +263,7 @@ func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.
 			}
 			taggable = child
 		}
-		if err := p.pusher.Put(ctx, tag, taggable); err != nil {
+		if err := p.reg.Tag(ctx, tag, taggable); err != nil {
 			var rest []string
 			for _, r := range pending[n:] {
 				rest = append(rest, repos[r.image].Tag(r.tag).String())

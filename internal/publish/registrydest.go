@@ -24,6 +24,7 @@ type Registry struct {
 	images   []string // the release's image names
 	opts     imageref.Options
 	log      *slog.Logger
+	session  *registry.Session // the uploads' and the release's
 	uploader *Uploader
 	signing  Signing
 	// signatures are those Publish wrote.
@@ -45,19 +46,18 @@ type Naming interface {
 
 // NewRegistry makes the registry destination of a release whose images
 // are named images, reaching registries with opts.
-func NewRegistry(ctx context.Context, to Naming, images []string, opts imageref.Options, log *slog.Logger) (*Registry, error) {
-	r := &Registry{naming: to, images: images, opts: opts, log: log}
-	var err error
-	if r.uploader, err = NewUploader(r.registryOptions(ctx)); err != nil {
+func NewRegistry(to Naming, images []string, opts imageref.Options, log *slog.Logger) (*Registry, error) {
+	session, err := registry.NewSession(opts)
+	if err != nil {
 		return nil, err
 	}
-	return r, nil
+	return &Registry{naming: to, images: images, opts: opts, log: log, session: session, uploader: NewUploader(session, log)}, nil
 }
 
-// registryOptions are how ToRegistry and the Uploader reach the registries.
-func (r *Registry) registryOptions(ctx context.Context) RegistryOptions {
-	return RegistryOptions{Remote: registry.RemoteOptions(ctx, r.opts), Logger: r.log, Uploader: r.uploader,
-		Keychain: r.opts.Keychain, Transport: registry.HTTPTransport(r.opts), Signing: r.signing}
+// registryOptions are how ToRegistry reaches the registries: on the
+// Session the Uploader sent blobs with.
+func (r *Registry) registryOptions() RegistryOptions {
+	return RegistryOptions{Session: r.session, Logger: r.log, Signing: r.signing}
 }
 
 // SignWith makes Publish sign every index and entry before any tag moves
@@ -144,7 +144,7 @@ func (r *Registry) Publish(ctx context.Context, images []Image) error {
 	for _, img := range images {
 		out = append(out, r.naming.split(img)...)
 	}
-	res, err := ToRegistry(ctx, out, r.registryOptions(ctx))
+	res, err := ToRegistry(ctx, out, r.registryOptions())
 	if res != nil {
 		r.signatures = res.Signatures
 	}

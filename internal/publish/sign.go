@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/helperbuild/helperbuild/internal/registry"
@@ -151,7 +150,7 @@ func (p *publisher) pushSignatureReferrers(ctx context.Context, repo name.Reposi
 	}
 	for _, r := range refs {
 		ref := repo.Digest(r.Entry.Digest.String())
-		if _, err := remote.Head(ref, append(p.remoteOpts[:len(p.remoteOpts):len(p.remoteOpts)], remote.WithContext(ctx))...); err != nil {
+		if _, err := p.reg.Head(ctx, ref); err != nil {
 			return fmt.Errorf("check %s: %w", ref, registry.Explain(err))
 		}
 	}
@@ -163,7 +162,7 @@ func (p *publisher) pushSignatureReferrers(ctx context.Context, repo name.Reposi
 func (p *publisher) signLegacy(ctx context.Context, repo name.Repository, subject v1.Hash, s Signer) (legacyTag, Signature, error) {
 	tag := subject.Algorithm + "-" + subject.Hex + ".sig"
 	var base v1.Image
-	img, err := remote.Image(repo.Tag(tag), append(p.remoteOpts[:len(p.remoteOpts):len(p.remoteOpts)], remote.WithContext(ctx))...)
+	img, err := p.reg.Image(ctx, repo.Tag(tag))
 	var terr *transport.Error
 	switch {
 	case err == nil:
@@ -180,7 +179,7 @@ func (p *publisher) signLegacy(ctx context.Context, repo name.Repository, subjec
 	if err != nil {
 		return legacyTag{}, Signature{}, err
 	}
-	if err := p.pusher.Push(ctx, repo.Digest(d.String()), out); err != nil {
+	if err := p.reg.Push(ctx, repo.Digest(d.String()), out); err != nil {
 		return legacyTag{}, Signature{}, fmt.Errorf("push %s@%s: %w", repo, d, registry.Explain(err))
 	}
 	return legacyTag{repo: repo, tag: tag, image: out}, Signature{Repository: repo, Subject: subject, Format: SignLegacy, Digest: d, Tag: tag}, nil
@@ -203,7 +202,7 @@ func (p *publisher) signFormat(ctx context.Context, repo name.Repository, index 
 	if want == SignAuto || want == "" {
 		format = SignBundle
 	}
-	api, err := p.raw.HasReferrersAPI(ctx, repo, index)
+	api, err := p.reg.HasReferrersAPI(ctx, repo, index)
 	if err != nil {
 		return "", false, err
 	}
@@ -211,7 +210,7 @@ func (p *publisher) signFormat(ctx context.Context, repo name.Repository, index 
 		return format, false, nil
 	}
 	tag := FallbackTag(index)
-	raw, _, found, err := p.raw.GetManifest(ctx, repo, tag)
+	raw, _, found, err := p.reg.GetManifest(ctx, repo, tag)
 	if err != nil {
 		return "", false, fmt.Errorf("read %s:%s: %w", repo, tag, registry.Explain(err))
 	}

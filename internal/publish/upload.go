@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/registry"
@@ -19,29 +18,26 @@ import (
 // ahead of the release, while other platforms still compile. Blobs are
 // content-addressed and invisible until a manifest names them, so this
 // changes no tag and nothing pullable; ToRegistry, given the same
-// Uploader, then finds them in place.
+// Session, then finds them in place.
 type Uploader struct {
-	pusher *remote.Pusher
-	log    *slog.Logger
+	reg *registry.Session
+	log *slog.Logger
 }
 
 // maxBlobUploads bounds the blobs of one image in flight at once.
 const maxBlobUploads = 4
 
-// NewUploader makes an Uploader for the registries opts reaches.
-func NewUploader(opts RegistryOptions) (*Uploader, error) {
-	pusher, err := remote.NewPusher(opts.Remote...)
-	if err != nil {
-		return nil, err
-	}
-	return &Uploader{pusher: pusher, log: logger(opts.Logger)}, nil
+// NewUploader makes an Uploader that sends blobs with reg, logging on log
+// (nil: nowhere).
+func NewUploader(reg *registry.Session, log *slog.Logger) *Uploader {
+	return &Uploader{reg: reg, log: logger(log)}
 }
 
 // Image uploads img's layers and config blob to repo; blobs the registry
 // has are skipped and base layers are mounted where possible.
 func (u *Uploader) Image(ctx context.Context, r name.Repository, img v1.Image) error {
 	start := time.Now()
-	if err := uploadBlobs(ctx, u.pusher, r, img); err != nil {
+	if err := uploadBlobs(ctx, u.reg, r, img); err != nil {
 		return err
 	}
 	d, _ := img.Digest()
@@ -49,8 +45,8 @@ func (u *Uploader) Image(ctx context.Context, r name.Repository, img v1.Image) e
 	return nil
 }
 
-// uploadBlobs uploads img's layers and config blob to r with pusher.
-func uploadBlobs(ctx context.Context, pusher *remote.Pusher, r name.Repository, img v1.Image) error {
+// uploadBlobs uploads img's layers and config blob to r with reg.
+func uploadBlobs(ctx context.Context, reg *registry.Session, r name.Repository, img v1.Image) error {
 	layers, err := img.Layers()
 	if err != nil {
 		return err
@@ -66,7 +62,7 @@ func uploadBlobs(ctx context.Context, pusher *remote.Pusher, r name.Repository, 
 	g.SetLimit(maxBlobUploads)
 	for _, l := range append(layers, cfg) {
 		g.Go(func() error {
-			if err := pusher.Upload(gctx, r, l); err != nil {
+			if err := reg.Upload(gctx, r, l); err != nil {
 				d, _ := l.Digest()
 				return fmt.Errorf("upload %s@%s: %w", r, d, registry.Explain(err))
 			}
@@ -82,7 +78,7 @@ func uploadBlobs(ctx context.Context, pusher *remote.Pusher, r name.Repository, 
 // ends. A later Image of the same repository finds it uploaded.
 func (u *Uploader) Layer(ctx context.Context, r name.Repository, l v1.Layer) error {
 	start := time.Now()
-	if err := u.pusher.Upload(ctx, r, l); err != nil {
+	if err := u.reg.Upload(ctx, r, l); err != nil {
 		return fmt.Errorf("upload a layer to %s: %w", r, registry.Explain(err))
 	}
 	d, _ := l.Digest()

@@ -234,7 +234,7 @@ func (p *Prepared) open(ctx context.Context, images imageref.Options, tmp string
 	for _, img := range p.Plan.Images {
 		names = append(names, img.Name)
 	}
-	reg, err := publish.NewRegistry(ctx, d.Naming, names, images, p.Logger)
+	reg, err := publish.NewRegistry(d.Naming, names, images, p.Logger)
 	if err != nil {
 		return nil, err
 	}

@@ -204,7 +204,7 @@ func (pi *PreparedIndex) Execute(ctx context.Context, obs Observer) (*Report, er
 	}
 	obs.Progress.Event(progress.Event{Kind: progress.KindStart, Message: pi.Command, Destination: strings.Join(pi.refs, ", "),
 		Images: []string{opts.Name}, Platforms: platform.FormatAll(ps)})
-	dest, err := publish.NewRegistry(ctx, pi.placed, []string{opts.Name}, imgOpts, obs.Logger)
+	dest, err := publish.NewRegistry(pi.placed, []string{opts.Name}, imgOpts, obs.Logger)
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ func joinAndPublish(t *testing.T, sources []string, target string, fix bool) (*J
 	}
 	repo, err := name.NewRepository(target, name.Insecure)
 	require.NoError(t, err)
-	dest, err := publish.NewRegistry(ctx, publish.Placed{"helper": {{Repository: repo, Tags: []string{"v1"}}}}, []string{"helper"}, img, nil)
+	dest, err := publish.NewRegistry(publish.Placed{"helper": {{Repository: repo, Tags: []string{"v1"}}}}, []string{"helper"}, img, nil)
 	require.NoError(t, err)
 	require.NoError(t, dest.Hooks(ctx).Preflight(ctx))
 	var images []publish.Image

@@ -65,7 +65,7 @@ func BenchmarkMerge(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				dest, err := publish.NewRegistry(b.Context(), m.Naming(), m.Names(), opts.Images, nil)
+				dest, err := publish.NewRegistry(m.Naming(), m.Names(), opts.Images, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

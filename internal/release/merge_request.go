@@ -121,7 +121,7 @@ func (pm *PreparedMerge) Execute(ctx context.Context, obs Observer) (*Report, er
 	if err := checkDotenvFile(pm.Outputs.Dotenv, m.dotenvImages(pm.signer)); err != nil {
 		return nil, err
 	}
-	dest, err := publish.NewRegistry(ctx, m.Naming(), m.Names(), imgOpts, obs.Logger)
+	dest, err := publish.NewRegistry(m.Naming(), m.Names(), imgOpts, obs.Logger)
 	if err != nil {
 		return nil, err
 	}

@@ -213,7 +213,7 @@ func TestMergeReadsNoLayer(t *testing.T) {
 	require.NoError(t, err)
 	res, err := m.Run(t.Context())
 	require.NoError(t, err)
-	dest, err := publish.NewRegistry(t.Context(), m.Naming(), m.Names(), opts.Images, nil)
+	dest, err := publish.NewRegistry(m.Naming(), m.Names(), opts.Images, nil)
 	require.NoError(t, err)
 	require.NoError(t, dest.Publish(context.Background(), publishImages(res)))
 

@@ -33,7 +33,7 @@ func fakeResult(names []string, tags ...string) *Result {
 
 func TestDotenvRegistry(t *testing.T) {
 	res := fakeResult([]string{"gitlab-runner-helper", "gitlab-runner"}, "v17.10.0", "latest")
-	d, err := publish.NewRegistry(t.Context(), publish.ByPrefix{Prefix: "registry.example.com/group"}, nil, imageref.Options{}, nil)
+	d, err := publish.NewRegistry(publish.ByPrefix{Prefix: "registry.example.com/group"}, nil, imageref.Options{}, nil)
 	require.NoError(t, err)
 	data, err := reportAt(res, d).Dotenv("--dotenv x")
 	require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestDotenvTagChoice(t *testing.T) {
 // TestDotenvLimits: a file GitLab would reject is never written; the
 // message names the count and the way out.
 func TestDotenvLimits(t *testing.T) {
-	d, err := publish.NewRegistry(t.Context(), publish.ByPrefix{Prefix: "registry.example.com/group"}, nil, imageref.Options{}, nil)
+	d, err := publish.NewRegistry(publish.ByPrefix{Prefix: "registry.example.com/group"}, nil, imageref.Options{}, nil)
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "build.env")
 

@@ -22,7 +22,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/publish"
+	registryio "github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/retry"
 	"github.com/helperbuild/helperbuild/internal/testkit"
 )
@@ -91,9 +93,13 @@ func raceFallbackWriters(t *testing.T, repo name.Repository, idx v1.ImageIndex, 
 				errs[w] = err
 				return
 			}
+			session, err := registryio.NewSession(imageref.Options{Transport: rt, Remote: rt.RemoteOptions()})
+			if err != nil {
+				errs[w] = err
+				return
+			}
 			<-start
-			_, errs[w] = publish.ToRegistry(context.Background(), images[w:w+1], publish.RegistryOptions{
-				Remote: append(rt.RemoteOptions(), remote.WithTransport(rt)), Transport: rt, Logger: log})
+			_, errs[w] = publish.ToRegistry(context.Background(), images[w:w+1], publish.RegistryOptions{Session: session, Logger: log})
 		})
 	}
 	close(start)

@@ -20,7 +20,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/retry"
 	"github.com/helperbuild/helperbuild/internal/testkit"
 )
@@ -59,8 +61,14 @@ func push(ctx context.Context, host string, idx v1.ImageIndex, rt *retry.Transpo
 	if err != nil {
 		return err
 	}
+	// As helperbuild reaches registries: the retry transport below ggcr,
+	// ggcr's own retries left to it.
+	session, err := registry.NewSession(imageref.Options{Transport: rt, Remote: rt.RemoteOptions()})
+	if err != nil {
+		return err
+	}
 	_, err = publish.ToRegistry(ctx, []publish.Image{{Repository: repo, Index: idx, Tags: []string{"v1", "latest"}}},
-		publish.RegistryOptions{Remote: remoteOptions(ctx, rt)})
+		publish.RegistryOptions{Session: session})
 	return err
 }
 
