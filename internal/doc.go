@@ -16,7 +16,7 @@
 //	                   sign (cosign signatures)
 //	            |
 //	            v
-//	io       registry (the one HTTP stack: retries, reads, referrers)  imageref (read images)
+//	io       registry (the one HTTP stack: retries, reads, writes, referrers)  imageref (read images)
 //	         retry  outfile (atomic files)  gitmeta  sandbox
 //	            |
 //	            v

@@ -112,6 +112,9 @@ func TestCheckCatchesBreaches(t *testing.T) {
 		{"publish makes an HTTP client of its own", with(func(p map[string]*pkg) {
 			p["internal/publish"].httpCalls = []httpCall{{file: "raw.go", line: 62, call: "http.Client{}"}}
 		}), "internal/publish/raw.go:62: http.Client{}"},
+		{"publish calls ggcr's remote itself", with(func(p map[string]*pkg) {
+			p["internal/publish"].httpCalls = []httpCall{{file: "registry.go", line: 196, call: "remote.Head"}}
+		}), "internal/publish/registry.go:196: remote.Head: only internal/registry talks HTTP to registries"},
 		{"an exception is for its package only", with(func(p map[string]*pkg) {
 			p["internal/release"].httpCalls = []httpCall{{file: "x.go", line: 1, call: "http.Client{}"}}
 		}), "internal/release/x.go:1: http.Client{}"},

@@ -28,9 +28,9 @@
 // Registry I/O: only internal/registry calls what reaches a registry over
 // HTTP (registryIO: ggcr's remote reads, writes, pushers and pullers, its
 // transport constructors, net/http requests and clients), on the transport
-// stack it builds; registryIOExceptions names the rest and why (sign's
-// Rekor and Fulcio clients are not registries; publish's pusher, puller and
-// manifest HEADs are still its own). Tests, fixtures and suites are exempt.
+// stack it builds (publish writes through its Session); registryIOExceptions
+// names the rest and why (sign's Rekor and Fulcio clients are not
+// registries). Tests, fixtures and suites are exempt.
 //
 // Every package: no function declaration outside tests is over 80 lines
 // (maxFuncLines), except the Dockerfile instruction switch

@@ -175,17 +175,12 @@ var registryIO = map[string][]string{
 }
 
 // registryIOExceptions are the uses allowed outside registryPackage, per
-// package, and why.
+// package, and why. publish has none: its pushes, tags, manifest HEADs and
+// signature reads go through registry.Session, its raw manifests through
+// registry.Raw.
 var registryIOExceptions = map[string][]string{
 	// Rekor's and Fulcio's HTTP clients: a transparency log and a
 	// certificate authority, not registries (signatures are read through
 	// registry.Reader).
 	"internal/sign": {"http.Client{}"},
-	// publish's pusher and puller (blob and manifest writes, cross-repository
-	// mounts) and its HEAD/GET of manifests and signature tags before the
-	// tag phase: still publish's own go-containerregistry calls, on the
-	// options registry built (the run's retry transport). Moving them behind
-	// a registry session is the step issue 23 leaves open; nothing else
-	// may be added here.
-	"internal/publish": {"remote.NewPusher", "remote.NewPuller", "remote.Head", "remote.Image"},
 }
