@@ -17,10 +17,10 @@ import (
 // where the registry can), images and indexes by digest and tags; one
 // puller for the HEADs and reads of manifests; and Raw (embedded) for the
 // manifests ggcr's writers would handle differently. Each repository is
-// pinged and authorised once per Session for writes and once for reads,
-// however many calls, and a blob the Session has sent to a repository is
-// not sent again, so one Session serves the uploads made while a release
-// builds and the release itself.
+// pinged and authorised once per Session by each of the three (pusher,
+// puller, Raw), however many calls, and a blob the Session has sent to a
+// repository is not sent again, so one Session serves the uploads made
+// while a release builds and the release itself.
 //
 // Errors are go-containerregistry's as they come (a *transport.Error for
 // a registry's answer): the caller explains them (Explain), naming what it
