@@ -220,6 +220,10 @@ func runPhaseTable(cols []breakdownColumn) string {
 	for _, c := range cols {
 		fmt.Fprintf(&sb, " %s |", cpuCell(c.samples, func(s sample) time.Duration { return s.ChildCPU }))
 	}
+	fmt.Fprintf(&sb, "\n| CPU of the registry serving it (user+sys) |")
+	for _, c := range cols {
+		fmt.Fprintf(&sb, " %s |", cpuCell(c.samples, func(s sample) time.Duration { return s.RegistryCPU }))
+	}
 	sb.WriteString("\n")
 	return sb.String()
 }

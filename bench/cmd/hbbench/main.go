@@ -116,6 +116,7 @@ func benchmark(ctx context.Context, cfg *config) (err error) {
 		return err
 	}
 	defer reg.Stop()
+	b.reg = reg
 	b.proxy, err = startProxy(reg.Addr)
 	if err != nil {
 		return err

@@ -213,7 +213,7 @@ func (b *bench) report() string {
 		strings.Join(cfg.platforms, ","), cfg.jobs, cfg.runs, cfg.warmups)
 	fmt.Fprintf(&sb, "- times: wall clock, median of the rounds; \"compared\": median over rounds of the per-round ratio (or difference)\n")
 	fmt.Fprintf(&sb, "- registry: docker-registry on 127.0.0.1 behind a counting proxy; \"uploaded\" = request bytes of blob uploads (median per run)\n")
-	fmt.Fprintf(&sb, "- CPU: user+sys seconds (median) of the measured process itself + of its go build children (wait4 minus the children's time in /proc/PID/stat, sampled every 5 ms); for the floor, of the go builds\n")
+	fmt.Fprintf(&sb, "- CPU: user+sys seconds (median) of the measured process itself + of its go build children (wait4 minus the children's time in /proc/PID/stat, sampled every 5 ms); for the floor, of the go builds; registry: user+sys of the docker-registry process read before and after the command (it is idle between commands), the CPU it spent serving that command on the same CPUs (the counting proxy's, in hbbench, is not counted)\n")
 	fmt.Fprintf(&sb, "- peak RSS = VmHWM of the measured process alone (not its go build children), sampled every 5 ms; median of runs\n")
 	busy := cfg.busy > 0
 	if busy {
@@ -221,10 +221,10 @@ func (b *bench) report() string {
 	}
 	sb.WriteString("\n")
 	if busy {
-		sb.WriteString("| workload | step | median | min – max | compared | busy: median (min – max) | busy: compared | target | met | uploaded | peak RSS | CPU: self + go builds |\n")
+		sb.WriteString("| workload | step | median | min – max | compared | busy: median (min – max) | busy: compared | target | met | uploaded | peak RSS | CPU: self + go builds; registry |\n")
 		sb.WriteString("|---|---|---:|---:|---|---:|---|---|---|---:|---:|---:|\n")
 	} else {
-		sb.WriteString("| workload | step | median | min – max | compared | target | met | uploaded | peak RSS | CPU: self + go builds |\n")
+		sb.WriteString("| workload | step | median | min – max | compared | target | met | uploaded | peak RSS | CPU: self + go builds; registry |\n")
 		sb.WriteString("|---|---|---:|---:|---|---|---|---:|---:|---:|\n")
 	}
 	for _, r := range b.rows {
@@ -279,17 +279,23 @@ func (b *bench) report() string {
 }
 
 // cpuSum is the median CPU of the process itself and of its go builds
-// ("+ N" alone for the floor, which is go builds only), in seconds.
+// ("+ N" alone for the floor, which is go builds only), in seconds, and
+// the registry's while it served the command ("; registry N s"), when the
+// command used the registry.
 func cpuSum(s []sample) string {
 	self := cpuCell(s, func(x sample) time.Duration { return x.CPU })
 	kids := cpuCell(s, func(x sample) time.Duration { return x.ChildCPU })
 	if kids == "" {
 		return ""
 	}
-	if self == "0.00" {
-		return "+ " + kids + " s"
+	reg := ""
+	if slices.ContainsFunc(s, func(x sample) bool { return x.RegistryCPU > 0 }) {
+		reg = "; registry " + cpuCell(s, func(x sample) time.Duration { return x.RegistryCPU }) + " s"
 	}
-	return self + " + " + kids + " s"
+	if self == "0.00" {
+		return "+ " + kids + " s" + reg
+	}
+	return self + " + " + kids + " s" + reg
 }
 
 func orNA(v string, err error) string {

@@ -23,6 +23,10 @@ type sample struct {
 	// its children (go build, the compiler, the linker); ChildCPU is theirs.
 	// Both 0 when not measured.
 	CPU, ChildCPU time.Duration
+	// RegistryCPU is the CPU the docker-registry process used during the
+	// run (its own user+system time, read before and after); 0 when not
+	// measured.
+	RegistryCPU time.Duration
 	// Events are helperbuild's progress events (--progress json), and
 	// Start the time the process was started; nil for other commands.
 	Events []event
@@ -115,7 +119,12 @@ const clockTick = 10 * time.Millisecond
 
 // childTicks is the CPU time (cutime+cstime, in clock ticks) of the
 // children the process at stat (/proc/PID/stat) has waited for; 0 if gone.
-func childTicks(stat string) int64 {
+func childTicks(stat string) int64 { return statTicks(stat, 13, 14) }
+
+// statTicks is the sum of two clock-tick fields of a /proc/PID/stat file,
+// counted from field 3 (state) as 0: 11 and 12 are the process's own
+// utime and stime, 13 and 14 its waited-for children's; 0 if gone.
+func statTicks(stat string, a, b int) int64 {
 	data, err := os.ReadFile(stat)
 	if err != nil {
 		return 0
@@ -130,9 +139,9 @@ func childTicks(stat string) int64 {
 	if len(f) < 15 {
 		return 0
 	}
-	cu, _ := strconv.ParseInt(f[13], 10, 64) // field 16
-	cs, _ := strconv.ParseInt(f[14], 10, 64) // field 17
-	return cu + cs
+	x, _ := strconv.ParseInt(f[a], 10, 64)
+	y, _ := strconv.ParseInt(f[b], 10, 64)
+	return x + y
 }
 
 // splitCPU splits the CPU time wait4 reports for a process (its own and

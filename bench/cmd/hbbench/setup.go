@@ -28,8 +28,9 @@ type bench struct {
 	koErr       error
 
 	proxy *countingProxy
-	host  string // localhost:PORT of the proxy
-	base  string // base image reference: a tiny one (example, bigmain)
+	reg   *registry // the docker-registry behind proxy (for its CPU time)
+	host  string    // localhost:PORT of the proxy
+	base  string    // base image reference: a tiny one (example, bigmain)
 	// busybox is a busybox-like base with an apk database (mid).
 	busybox string
 

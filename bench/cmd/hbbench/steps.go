@@ -92,9 +92,10 @@ func (b *bench) timed(ctx context.Context, p proc, warm bool) (sample, error) {
 	if warm {
 		p.Timeout = b.cfg.warmTimeout
 	}
-	before := b.proxy.snapshot()
+	before, regBefore := b.proxy.snapshot(), b.reg.CPU()
 	s, err := run(ctx, p)
 	s.Up = b.proxy.snapshot().sub(before)
+	s.RegistryCPU = max(b.reg.CPU()-regBefore, 0)
 	return s, err
 }
 
