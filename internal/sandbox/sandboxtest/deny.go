@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"syscall"
 	"testing"
 )
 
@@ -43,12 +42,7 @@ func RunWithoutUserNamespaces(t *testing.T, environ []string) {
 	}
 	cmd := exec.Command(self, "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
 	cmd.Env = append(slices.Clip(environ), denyEnv+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}},
-		Credential:  &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true},
-	}
+	cmd.SysProcAttr = ownUserNamespace()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s without user namespaces: %v\n%s", t.Name(), err, out)
