@@ -37,7 +37,11 @@ type Session struct {
 // takes its own context: that is what the requests carry (the byte
 // counter among them, see progress.CarryCounter).
 func NewSession(o imageref.Options) (*Session, error) {
-	opts := RemoteOptions(context.Background(), o)
+	// One transport for ggcr's writers and readers and for Raw: with
+	// insecure hosts, HTTPTransport clones the base transport, and two
+	// clones would keep two connection pools to the same registry.
+	t := HTTPTransport(o)
+	opts := remoteOptions(context.Background(), o, t)
 	pusher, err := remote.NewPusher(opts...)
 	if err != nil {
 		return nil, err
@@ -49,7 +53,7 @@ func NewSession(o imageref.Options) (*Session, error) {
 	return &Session{
 		pusher: pusher,
 		reads:  append([]remote.Option{remote.Reuse(pusher), remote.Reuse(puller)}, opts...),
-		Raw:    NewRaw(o.Keychain, HTTPTransport(o)),
+		Raw:    NewRaw(o.Keychain, t),
 	}, nil
 }
 

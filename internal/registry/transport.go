@@ -101,9 +101,15 @@ func WarnUnusedInsecure(log *slog.Logger, rt *retry.Transport, insecure []string
 // RemoteOptions are the go-containerregistry options of o for ctx: the
 // transport (HTTPTransport), keychain, user agent, jobs, then o.Remote.
 func RemoteOptions(ctx context.Context, o imageref.Options) []remote.Option {
+	return remoteOptions(ctx, o, HTTPTransport(o))
+}
+
+// remoteOptions is RemoteOptions on transport t, made from o by
+// HTTPTransport.
+func remoteOptions(ctx context.Context, o imageref.Options, t http.RoundTripper) []remote.Option {
 	opts := []remote.Option{
 		remote.WithContext(ctx),
-		remote.WithTransport(HTTPTransport(o)),
+		remote.WithTransport(t),
 	}
 	if o.Keychain != nil {
 		opts = append(opts, remote.WithAuthFromKeychain(o.Keychain))
