@@ -13,17 +13,29 @@ import (
 	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
-// pushImage pushes img by digest as ref. A manifest naming a subject goes
-// past go-containerregistry's writers: its blobs are uploaded, then, once
-// after is closed (nil: at once), its raw manifest is PUT by digest, and
-// no tag changes (see registry.Raw).
+// pushImage pushes img by digest as ref. A manifest this Session found in
+// place while the release built (see Uploader.Image) is not sent again;
+// one it found missing is sent without asking again. A manifest naming a
+// subject goes past go-containerregistry's writers: its blobs are
+// uploaded, then, once after is closed (nil: at once), its raw manifest is
+// PUT by digest, and no tag changes (see registry.Raw).
 func (p *publisher) pushImage(ctx context.Context, ref name.Digest, img v1.Image, after <-chan struct{}) error {
+	in, known := p.reg.Found(ref)
+	if in {
+		return nil
+	}
 	raw, err := img.RawManifest()
 	if err != nil {
 		return err
 	}
 	if !hasSubject(raw) {
-		return p.reg.Push(ctx, ref, img)
+		if !known {
+			return p.reg.Push(ctx, ref, img)
+		}
+		if err := uploadBlobs(ctx, p.reg, ref.Context(), img); err != nil {
+			return err
+		}
+		return p.reg.Put(ctx, ref, img)
 	}
 	if err := uploadBlobs(ctx, p.reg, ref.Context(), img); err != nil {
 		return err

@@ -164,7 +164,7 @@ func (p *publisher) pushByDigest(ctx context.Context, images []Image, repos []na
 			return err
 		}
 		ref := repos[i].Digest(digest.String())
-		if err := p.reg.Push(ctx, ref, img.Index); err != nil {
+		if err := p.pushIndex(ctx, ref, img.Index); err != nil {
 			return fmt.Errorf("push %s: %w", ref, registry.Explain(err))
 		}
 		p.log.Info("pushed", "image", repos[i].String(), "digest", digest.String())
@@ -172,9 +172,20 @@ func (p *publisher) pushByDigest(ctx context.Context, images []Image, repos []na
 	return nil
 }
 
+// pushIndex writes idx as ref once its children are in place: unless the
+// registry has it (a release pushed again), its manifest by digest.
+func (p *publisher) pushIndex(ctx context.Context, ref name.Digest, idx v1.ImageIndex) error {
+	in, err := p.reg.Has(ctx, ref)
+	if err != nil || in {
+		return err
+	}
+	return p.reg.Put(ctx, ref, idx)
+}
+
 // checkManifests is phase 2: every manifest (the index's too, withIndex)
 // is where we put it, asked all at once (a round trip each; on a real
-// network they would add up).
+// network they would add up). A manifest this Session found in place
+// (Session.Has) was checked by that very question and is not asked again.
 func (p *publisher) checkManifests(ctx context.Context, images []Image, repos []name.Repository, withIndex bool) error {
 	var refs []name.Digest
 	for i, img := range images {
@@ -191,7 +202,12 @@ func (p *publisher) checkManifests(ctx context.Context, images []Image, repos []
 	}
 	checks, cctx := errgroup.WithContext(ctx)
 	checks.SetLimit(maxChecks)
+	asked := 0
 	for _, ref := range refs {
+		if in, _ := p.reg.Found(ref); in {
+			continue
+		}
+		asked++
 		checks.Go(func() error {
 			desc, err := p.reg.Head(cctx, ref)
 			if err != nil {
@@ -206,7 +222,7 @@ func (p *publisher) checkManifests(ctx context.Context, images []Image, repos []
 	if err := checks.Wait(); err != nil {
 		return err
 	}
-	p.log.Info("manifests checked", "manifests", len(refs))
+	p.log.Info("manifests checked", "manifests", len(refs), "asked", asked)
 	return nil
 }
 

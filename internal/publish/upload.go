@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -22,6 +23,10 @@ import (
 type Uploader struct {
 	reg *registry.Session
 	log *slog.Logger
+
+	mu sync.Mutex
+	// streamed are the layers Layer sent, by REPOSITORY@DIGEST.
+	streamed map[string]bool
 }
 
 // maxBlobUploads bounds the blobs of one image in flight at once.
@@ -30,17 +35,40 @@ const maxBlobUploads = 4
 // NewUploader makes an Uploader that sends blobs with reg, logging on log
 // (nil: nowhere).
 func NewUploader(reg *registry.Session, log *slog.Logger) *Uploader {
-	return &Uploader{reg: reg, log: logger(log)}
+	return &Uploader{reg: reg, log: logger(log), streamed: map[string]bool{}}
 }
 
 // Image uploads img's layers and config blob to repo; blobs the registry
-// has are skipped and base layers are mounted where possible.
+// has are skipped and base layers are mounted where possible. It first
+// asks whether repo holds img's manifest already (a release pushed again):
+// a registry keeps the blobs of a manifest it holds, so then no blob is
+// asked for, and the release finds the manifest in place (Session.Found).
+// It does not ask for an image with a layer Layer has just streamed: that
+// is new work, and the question would only delay the release's last
+// platforms.
 func (u *Uploader) Image(ctx context.Context, r name.Repository, img v1.Image) error {
 	start := time.Now()
+	d, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	fresh, err := u.hasStreamed(r, img)
+	if err != nil {
+		return err
+	}
+	if !fresh {
+		in, err := u.reg.Has(ctx, r.Digest(d.String()))
+		if err != nil {
+			return fmt.Errorf("check %s@%s: %w", r, d, registry.Explain(err))
+		}
+		if in {
+			u.log.Info("image in place", "repository", r.String(), "image", d.String(), "duration", time.Since(start).Round(time.Millisecond))
+			return nil
+		}
+	}
 	if err := uploadBlobs(ctx, u.reg, r, img); err != nil {
 		return err
 	}
-	d, _ := img.Digest()
 	u.log.Info("blobs uploaded", "repository", r.String(), "image", d.String(), "duration", time.Since(start).Round(time.Millisecond))
 	return nil
 }
@@ -81,7 +109,32 @@ func (u *Uploader) Layer(ctx context.Context, r name.Repository, l v1.Layer) err
 	if err := u.reg.Upload(ctx, r, l); err != nil {
 		return fmt.Errorf("upload a layer to %s: %w", r, registry.Explain(err))
 	}
-	d, _ := l.Digest()
+	d, err := l.Digest()
+	if err == nil {
+		u.mu.Lock()
+		u.streamed[r.Digest(d.String()).String()] = true
+		u.mu.Unlock()
+	}
 	u.log.Info("layer uploaded while written", "repository", r.String(), "digest", d.String(), "duration", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// hasStreamed reports whether Layer sent one of img's layers to r.
+func (u *Uploader) hasStreamed(r name.Repository, img v1.Image) (bool, error) {
+	layers, err := img.Layers()
+	if err != nil {
+		return false, err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, l := range layers {
+		d, err := l.Digest()
+		if err != nil {
+			return false, err
+		}
+		if u.streamed[r.Digest(d.String()).String()] {
+			return true, nil
+		}
+	}
+	return false, nil
 }

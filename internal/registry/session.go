@@ -2,11 +2,15 @@ package registry
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 )
@@ -22,6 +26,10 @@ import (
 // repository is not sent again, so one Session serves the uploads made
 // while a release builds and the release itself.
 //
+// What Has learns of a manifest is kept for the Session's life (see
+// Found): a manifest found in place while the release built is neither
+// sent nor asked for again when the release is published.
+//
 // Errors are go-containerregistry's as they come (a *transport.Error for
 // a registry's answer): the caller explains them (Explain), naming what it
 // was doing.
@@ -31,6 +39,11 @@ type Session struct {
 	// connections reused, then RemoteOptions; each read adds its context.
 	reads []remote.Option
 	*Raw
+
+	mu sync.Mutex
+	// found is what Has learned, by REPOSITORY@DIGEST: true, in place;
+	// false, missing.
+	found map[string]bool
 }
 
 // NewSession makes a Session that reaches registries as o says. Every call
@@ -54,6 +67,7 @@ func NewSession(o imageref.Options) (*Session, error) {
 		pusher: pusher,
 		reads:  append([]remote.Option{remote.Reuse(pusher), remote.Reuse(puller)}, opts...),
 		Raw:    NewRaw(o.Keychain, t),
+		found:  map[string]bool{},
 	}, nil
 }
 
@@ -76,9 +90,51 @@ func (s *Session) Tag(ctx context.Context, tag name.Tag, t remote.Taggable) erro
 	return s.pusher.Put(ctx, tag, t)
 }
 
+// Put writes t's manifest as ref, without asking first whether the
+// registry has it and without its blobs or children: what it names must
+// be in place already.
+func (s *Session) Put(ctx context.Context, ref name.Digest, t remote.Taggable) error {
+	return s.pusher.Put(ctx, ref, t)
+}
+
 // Head asks the registry for ref's manifest descriptor without its body.
 func (s *Session) Head(ctx context.Context, ref name.Reference) (*v1.Descriptor, error) {
 	return remote.Head(ref, s.with(ctx)...)
+}
+
+// Has asks the registry (a HEAD) whether it holds the manifest ref names,
+// and remembers the answer (see Found). A manifest is in place when the
+// registry answers with ref's digest; a 404, or the 403 some registries
+// give for a missing manifest, is not in place. Any other failure is
+// returned and nothing is remembered.
+func (s *Session) Has(ctx context.Context, ref name.Digest) (bool, error) {
+	desc, err := s.Head(ctx, ref)
+	var terr *transport.Error
+	switch {
+	case errors.As(err, &terr) && (terr.StatusCode == http.StatusNotFound || terr.StatusCode == http.StatusForbidden):
+		s.remember(ref, false)
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	in := desc.Digest.String() == ref.DigestStr()
+	s.remember(ref, in)
+	return in, nil
+}
+
+// Found is what Has last learned of ref in this Session: whether the
+// manifest was in place, and whether Has asked at all.
+func (s *Session) Found(ref name.Digest) (in, known bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, known = s.found[ref.String()]
+	return in, known
+}
+
+func (s *Session) remember(ref name.Digest, in bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.found[ref.String()] = in
 }
 
 // Image reads the image ref names; its blobs are read when asked for,

@@ -116,3 +116,60 @@ func countPrefix(reqs []string, prefix string) int {
 	}
 	return n
 }
+
+// Has answers from a HEAD and the Session remembers the answer: in place,
+// missing (a 404; a 403 too, as some registries answer for a missing
+// manifest), or, when the registry fails otherwise, an error and nothing
+// remembered.
+func TestSessionHas(t *testing.T) {
+	forbidden := "sha256:" + strings.Repeat("1", 64)
+	broken := "sha256:" + strings.Repeat("2", 64)
+	host := testkit.Registry(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case strings.HasSuffix(r.URL.Path, forbidden):
+				w.WriteHeader(http.StatusForbidden)
+			case strings.HasSuffix(r.URL.Path, broken):
+				w.WriteHeader(http.StatusBadRequest) // not retried by ggcr, unlike a 5xx
+			default:
+				next.ServeHTTP(w, r)
+			}
+		})
+	})
+	s, err := NewSession(imageref.Options{})
+	require.NoError(t, err)
+	ctx := t.Context()
+	a := mustRepo(t, host+"/g/a")
+	img := testkit.Image(t, v1.Platform{OS: "linux", Architecture: "amd64"}, 256, 1)
+	d, err := img.Digest()
+	require.NoError(t, err)
+	ref := a.Digest(d.String())
+
+	_, known := s.Found(ref)
+	assert.False(t, known, "nothing asked yet")
+	in, err := s.Has(ctx, ref)
+	require.NoError(t, err)
+	assert.False(t, in)
+	in, known = s.Found(ref)
+	assert.True(t, known)
+	assert.False(t, in, "remembered missing")
+
+	require.NoError(t, s.Push(ctx, ref, img))
+	in, err = s.Has(ctx, ref)
+	require.NoError(t, err)
+	assert.True(t, in)
+	in, known = s.Found(ref)
+	assert.True(t, in && known, "remembered in place")
+	in, known = s.Found(mustRepo(t, host+"/g/b").Digest(d.String()))
+	assert.False(t, in || known, "per repository")
+
+	in, err = s.Has(ctx, a.Digest(forbidden))
+	require.NoError(t, err)
+	assert.False(t, in, "403 is missing")
+	_, err = s.Has(ctx, a.Digest(broken))
+	var terr *transport.Error
+	require.True(t, errors.As(err, &terr), "%v", err)
+	assert.Equal(t, http.StatusBadRequest, terr.StatusCode)
+	_, known = s.Found(a.Digest(broken))
+	assert.False(t, known, "a failure is not an answer")
+}

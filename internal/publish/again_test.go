@@ -1,0 +1,118 @@
+package publish
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/registry"
+	"github.com/helperbuild/helperbuild/internal/testkit"
+)
+
+// releaseOnce runs what a push does with a Registry destination: each
+// platform's blobs through OnImage while it builds, then Publish.
+func releaseOnce(t *testing.T, host string, img Image) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := NewRegistry(ByPrefix{Prefix: host + "/g"}, []string{img.Name}, imageref.Options{Keychain: authn.NewMultiKeychain()}, nil)
+	require.NoError(t, err)
+	h := d.Hooks(ctx)
+	im, err := img.Index.IndexManifest()
+	require.NoError(t, err)
+	for _, desc := range im.Manifests {
+		child, err := img.Index.Image(desc.Digest)
+		require.NoError(t, err)
+		require.NoError(t, h.OnImage(ctx, img.Name, *desc.Platform, child))
+	}
+	require.NoError(t, d.Publish(ctx, []Image{img}))
+}
+
+// count is how many of reqs are METHOD with a path that contains part.
+func count(reqs []string, method, part string) int {
+	n := 0
+	for _, r := range reqs {
+		if strings.HasPrefix(r, method+" ") && strings.Contains(r, part) {
+			n++
+		}
+	}
+	return n
+}
+
+// A release pushed again asks for each manifest once and for no blob: the
+// Uploader finds each platform's manifest in place (its blobs with it),
+// and publishing neither sends nor checks again what it found. A first
+// release asks for a platform manifest once before it is PUT (the
+// Uploader's question; publish does not repeat it) and once after.
+func TestPushAgainAsksOnlyForManifests(t *testing.T) {
+	var reqs testkit.RequestLog
+	host := testkit.Registry(t, reqs.Wrap)
+	idx, digests := testIndex(t)
+	indexDigest, err := idx.Digest()
+	require.NoError(t, err)
+	img := Image{Name: "app", Index: idx, Tags: []string{"v1"}}
+
+	releaseOnce(t, host, img)
+	first := reqs.Take()
+	for _, d := range digests {
+		assert.Equal(t, 2, count(first, "HEAD", "/manifests/"+d.String()), "first release: asked before its PUT and checked after\n%s", strings.Join(first, "\n"))
+		assert.Equal(t, 1, count(first, "PUT", "/manifests/"+d.String()))
+	}
+	assert.Equal(t, 1, count(first, "PUT", "/manifests/"+indexDigest.String()))
+	assert.Positive(t, count(first, "PUT", "/blobs/uploads/"), "first release uploads blobs")
+
+	releaseOnce(t, host, img)
+	again := reqs.Take()
+	var asked []string
+	for _, r := range again {
+		if r != "GET /v2/" {
+			asked = append(asked, r)
+		}
+	}
+	want := []string{"PUT /v2/g/app/manifests/v1"}
+	for _, d := range append(digests, indexDigest) {
+		want = append(want, "HEAD /v2/g/app/manifests/"+d.String())
+	}
+	assert.ElementsMatch(t, want, asked, "pushed again: one question per manifest, then the tag")
+	desc, err := remote.Head(mustTag(t, host+"/g/app:v1"))
+	require.NoError(t, err)
+	assert.Equal(t, indexDigest, desc.Digest)
+}
+
+// An image with a layer the Uploader has just streamed is new work: its
+// blobs go without first asking for its manifest.
+func TestStreamedImageIsNotAskedFor(t *testing.T) {
+	var reqs testkit.RequestLog
+	host := testkit.Registry(t, reqs.Wrap)
+	s, err := registry.NewSession(imageref.Options{Keychain: authn.NewMultiKeychain()})
+	require.NoError(t, err)
+	u := NewUploader(s, nil)
+	repo := mustRepo(t, host+"/g/app")
+	img := testkit.Image(t, v1.Platform{OS: "linux", Architecture: "amd64"}, 256, 2)
+	layers, err := img.Layers()
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, u.Layer(ctx, repo, layers[1]))
+	require.NoError(t, u.Image(ctx, repo, img))
+	got := reqs.Take()
+	assert.Zero(t, count(got, "HEAD", "/manifests/"), "nothing asked for a manifest:\n%s", strings.Join(got, "\n"))
+	d, err := img.Digest()
+	require.NoError(t, err)
+	_, known := s.Found(repo.Digest(d.String()))
+	assert.False(t, known)
+
+	other := testkit.Image(t, v1.Platform{OS: "linux", Architecture: "arm64"}, 256, 2)
+	require.NoError(t, u.Image(ctx, repo, other))
+	od, err := other.Digest()
+	require.NoError(t, err)
+	assert.Equal(t, 1, count(reqs.Take(), "HEAD", "/manifests/"+od.String()), "an image with no streamed layer is asked for")
+	in, known := s.Found(repo.Digest(od.String()))
+	assert.True(t, known)
+	assert.False(t, in)
+}
