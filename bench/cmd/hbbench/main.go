@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -117,7 +118,11 @@ func benchmark(ctx context.Context, cfg *config) (err error) {
 	}
 	defer reg.Stop()
 	b.reg = reg
-	b.proxy, err = startProxy(reg.Addr)
+	var reqLog io.Writer // every registry request, beside the commands' output
+	if cfg.keep {
+		reqLog = b.log
+	}
+	b.proxy, err = startProxy(reg.Addr, reqLog)
 	if err != nil {
 		return err
 	}

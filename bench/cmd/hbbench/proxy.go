@@ -1,20 +1,24 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
-// countingProxy forwards everything to the registry and counts the request
-// body bytes of blob uploads (POST/PATCH/PUT under /blobs/uploads/) and of
-// manifest PUTs, so a benchmark can show what a push really uploaded.
+// countingProxy forwards everything to the registry and counts the requests,
+// the request body bytes of blob uploads (POST/PATCH/PUT under
+// /blobs/uploads/) and of manifest PUTs, so a benchmark can show what a push
+// really asked of the registry.
 type countingProxy struct {
 	Addr          string // 127.0.0.1:PORT
+	requests      atomic.Int64
 	blobBytes     atomic.Int64
 	blobUploads   atomic.Int64 // completed uploads (PUT ...?digest=)
 	manifestBytes atomic.Int64
@@ -23,21 +27,22 @@ type countingProxy struct {
 
 // counts is a snapshot of the counters.
 type counts struct {
-	BlobBytes, BlobUploads, ManifestBytes int64
+	Requests, BlobBytes, BlobUploads, ManifestBytes int64
 }
 
 func (c counts) sub(o counts) counts {
-	return counts{c.BlobBytes - o.BlobBytes, c.BlobUploads - o.BlobUploads, c.ManifestBytes - o.ManifestBytes}
+	return counts{c.Requests - o.Requests, c.BlobBytes - o.BlobBytes, c.BlobUploads - o.BlobUploads, c.ManifestBytes - o.ManifestBytes}
 }
 
 func (p *countingProxy) snapshot() counts {
-	return counts{p.blobBytes.Load(), p.blobUploads.Load(), p.manifestBytes.Load()}
+	return counts{p.requests.Load(), p.blobBytes.Load(), p.blobUploads.Load(), p.manifestBytes.Load()}
 }
 
 // startProxy listens on 127.0.0.1:0 and forwards to target (host:port). The
 // Host header is kept, so the registry's upload locations point back at
-// the proxy.
-func startProxy(target string) (*countingProxy, error) {
+// the proxy. With log set, every request is written to it as one line
+// (method, path, status), for finding where a push's requests go.
+func startProxy(target string, log io.Writer) (*countingProxy, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -45,7 +50,18 @@ func startProxy(target string) (*countingProxy, error) {
 	p := &countingProxy{Addr: l.Addr().String()}
 	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: target})
 	rp.FlushInterval = -1
+	var mu sync.Mutex
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.requests.Add(1)
+		if log != nil {
+			sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+			defer func() {
+				mu.Lock()
+				defer mu.Unlock()
+				fmt.Fprintf(log, "request %s %s %d\n", r.Method, r.URL.Path, sw.status)
+			}()
+			w = sw
+		}
 		switch {
 		case strings.Contains(r.URL.Path, "/blobs/uploads/") && r.Method != http.MethodGet && r.Method != http.MethodDelete:
 			if r.Body != nil {
@@ -69,6 +85,17 @@ func (p *countingProxy) Stop() {
 	if p != nil && p.srv != nil {
 		_ = p.srv.Close()
 	}
+}
+
+// statusWriter remembers the status code written through it.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
 }
 
 type countingBody struct {

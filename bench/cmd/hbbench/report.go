@@ -212,7 +212,7 @@ func (b *bench) report() string {
 	fmt.Fprintf(&sb, "- platforms: %s; --jobs %d; %d measured rounds after %d warm-up round(s); in each round every step of a workload runs once, in table order\n",
 		strings.Join(cfg.platforms, ","), cfg.jobs, cfg.runs, cfg.warmups)
 	fmt.Fprintf(&sb, "- times: wall clock, median of the rounds; \"compared\": median over rounds of the per-round ratio (or difference)\n")
-	fmt.Fprintf(&sb, "- registry: docker-registry on 127.0.0.1 behind a counting proxy; \"uploaded\" = request bytes of blob uploads (median per run)\n")
+	fmt.Fprintf(&sb, "- registry: docker-registry on 127.0.0.1 behind a counting proxy; \"uploaded\" = request bytes of blob uploads, completed blob uploads and all requests to the registry (medians per run)\n")
 	fmt.Fprintf(&sb, "- CPU: user+sys seconds (median) of the measured process itself + of its go build children (wait4 minus the children's time in /proc/PID/stat, sampled every 5 ms); for the floor, of the go builds; registry: user+sys of the docker-registry process read before and after the command (it is idle between commands), the CPU it spent serving that command on the same CPUs (the counting proxy's, in hbbench, is not counted)\n")
 	fmt.Fprintf(&sb, "- peak RSS = VmHWM of the measured process alone (not its go build children), sampled every 5 ms; median of runs\n")
 	busy := cfg.busy > 0
@@ -232,12 +232,13 @@ func (b *bench) report() string {
 		up, rss := "", ""
 		if r.Bytes {
 			v := make([]int64, len(r.Samples))
-			var blobs []int64
+			var blobs, reqs []int64
 			for i, s := range r.Samples {
 				v[i] = s.Up.BlobBytes
 				blobs = append(blobs, s.Up.BlobUploads)
+				reqs = append(reqs, s.Up.Requests)
 			}
-			up = fmt.Sprintf("%s (%d blobs)", fmtBytes(medianInt(v)), medianInt(blobs))
+			up = fmt.Sprintf("%s (%d blobs; %d requests)", fmtBytes(medianInt(v)), medianInt(blobs), medianInt(reqs))
 		}
 		if r.RSS {
 			rss = fmtMiB(medianRSS(r.Samples))

@@ -77,7 +77,7 @@ func sampleExtra(s sample) string {
 		parts = append(parts, "peak RSS "+fmtMiB(s.PeakRSS))
 	}
 	if s.Up != (counts{}) {
-		parts = append(parts, fmt.Sprintf("uploaded %s in %d blobs", fmtBytes(s.Up.BlobBytes), s.Up.BlobUploads))
+		parts = append(parts, fmt.Sprintf("uploaded %s in %d blobs, %d requests", fmtBytes(s.Up.BlobBytes), s.Up.BlobUploads, s.Up.Requests))
 	}
 	if len(parts) == 0 {
 		return ""
