@@ -107,7 +107,7 @@ described by helperbuild.yaml (or --config).`,
 	fl.StringVar(&f.dotenv, "dotenv", "", "write each image's pinned reference and tag as GitLab CI variables (artifacts:reports:dotenv) to this file")
 	fl.StringVar(&f.base, "base", "", "config-free: base image (registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or scratch)")
 	fl.StringVar(&f.binaryName, "binary-name", "", "config-free: name of the binary in /usr/bin (default: last element of PACKAGE)")
-	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep binaries and layers here between runs (default: $XDG_CACHE_HOME/helperbuild or ~/.cache/helperbuild)")
+	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep binaries, layers and base images here between runs (default: $XDG_CACHE_HOME/helperbuild or ~/.cache/helperbuild)")
 	fl.BoolVar(&f.noCache, "no-cache", false, "keep nothing between runs")
 	fl.StringVar(&f.config, "config", "", "recipe file (default: helperbuild.yaml in the current directory)")
 	fl.StringArrayVar(&f.images, "image", nil, "build only this image of the config (repeatable)")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -25,10 +26,16 @@ import (
 // is. Readers only ever open complete, checked files, so two platforms that
 // share a layer never see each other's partial download. A failed fetch is
 // not remembered: the next reader tries again.
+//
+// A store made with KeepBlobs is kept between runs (a cache directory): a
+// blob an earlier run fetched is read from there, after the same check, so
+// a base image's layers, manifests and config are fetched once per cache
+// rather than once per run; Prune forgets what no run used for a while.
 type Blobs struct {
-	dir string
-	mu  sync.Mutex
-	m   map[v1.Hash]*storedBlob
+	dir  string
+	keep bool
+	mu   sync.Mutex
+	m    map[v1.Hash]*storedBlob
 }
 
 // storedBlob is one digest's entry; done is closed once path or err is set.
@@ -42,6 +49,126 @@ type storedBlob struct {
 // first needed). The caller removes dir after the run.
 func NewBlobs(dir string) *Blobs {
 	return &Blobs{dir: dir, m: map[v1.Hash]*storedBlob{}}
+}
+
+// KeepBlobs returns a store in dir that later runs read again (see Blobs).
+// Runs may share dir at once: files appear under their digest only
+// complete (written aside, checked, renamed).
+func KeepBlobs(dir string) *Blobs {
+	return &Blobs{dir: dir, keep: true, m: map[v1.Hash]*storedBlob{}}
+}
+
+// Kept reports whether b is kept between runs (KeepBlobs).
+func (b *Blobs) Kept() bool { return b != nil && b.keep }
+
+// path is where blob d lives in b.
+func (b *Blobs) path(d v1.Hash) string { return filepath.Join(b.dir, d.Algorithm+"-"+d.Hex) }
+
+// kept returns the path of blob d of size bytes (size < 0: any) when an
+// earlier run left it in a kept store and it is intact; its time is
+// renewed, for Prune. A damaged file is removed, to be fetched again.
+func (b *Blobs) kept(d v1.Hash, size int64) (string, bool) {
+	if !b.keep {
+		return "", false
+	}
+	path := b.path(d)
+	if _, err := os.Stat(path); err != nil {
+		return "", false
+	}
+	if checkFile(path, d, size) != nil {
+		os.Remove(path)
+		return "", false
+	}
+	now := time.Now()
+	_ = os.Chtimes(path, now, now)
+	return path, true
+}
+
+// Small returns the bytes of blob d (a manifest or a config: small enough
+// to hold), from a kept store when an earlier run left them there, else
+// from fetch, checked against d and, in a kept store, written there.
+func (b *Blobs) Small(d v1.Hash, fetch func() ([]byte, error)) ([]byte, error) {
+	if path, ok := b.kept(d, -1); ok {
+		if data, err := os.ReadFile(path); err == nil && digestOf(data, d) {
+			return data, nil
+		}
+	}
+	data, err := fetch()
+	if err != nil {
+		return nil, err
+	}
+	if !digestOf(data, d) {
+		return nil, fmt.Errorf("blob %s: content is corrupt: %d bytes that hash otherwise", d, len(data))
+	}
+	if b.keep {
+		if err := b.write(d, data); err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
+}
+
+// digestOf reports whether data hashes to d.
+func digestOf(data []byte, d v1.Hash) bool {
+	h, err := v1.Hasher(d.Algorithm)
+	if err != nil {
+		return false
+	}
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil)) == d.Hex
+}
+
+// write puts checked bytes under d: aside first, then renamed.
+func (b *Blobs) write(d v1.Hash, data []byte) error {
+	if err := os.MkdirAll(b.dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(b.dir, ".fetch-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), b.path(d)); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+// Prune removes from a kept store the blobs no run has used for maxAge
+// (and what interrupted runs left aside as long ago), and returns the
+// bytes freed.
+func (b *Blobs) Prune(maxAge time.Duration) (int64, error) {
+	if !b.Kept() {
+		return 0, nil
+	}
+	entries, err := os.ReadDir(b.dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("base blob cache: %w", err)
+	}
+	cutoff := time.Now().Add(-maxAge)
+	var freed int64
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() || info.ModTime().After(cutoff) {
+			continue
+		}
+		if os.Remove(filepath.Join(b.dir, e.Name())) == nil {
+			freed += info.Size()
+		}
+	}
+	return freed, nil
 }
 
 // blobSource says where a digest's bytes come from: a file of a local
@@ -69,6 +196,8 @@ func (b *Blobs) file(d v1.Hash, size int64, src blobSource) (string, error) {
 		if e.err != nil {
 			e.err = fmt.Errorf("%w; the layout is damaged: write it again", e.err)
 		}
+	} else if path, ok := b.kept(d, size); ok {
+		e.path = path
 	} else {
 		e.path, e.err = b.fetch(d, size, src.fetch)
 	}
@@ -80,6 +209,27 @@ func (b *Blobs) file(d v1.Hash, size int64, src blobSource) (string, error) {
 	}
 	close(e.done)
 	return e.path, e.err
+}
+
+// open opens the complete, checked blob d of size bytes. In a kept store
+// another run's Prune may remove a file between its check and its
+// opening: the blob is then fetched again, once.
+func (b *Blobs) open(d v1.Hash, size int64, src blobSource) (*os.File, error) {
+	for try := 0; ; try++ {
+		path, err := b.file(d, size, src)
+		if err != nil {
+			return nil, err
+		}
+		f, err := os.Open(path)
+		if err == nil || !errors.Is(err, os.ErrNotExist) || !b.keep || src.local != "" || try > 0 {
+			return f, err
+		}
+		b.mu.Lock()
+		if e := b.m[d]; e != nil && e.path == path {
+			delete(b.m, d)
+		}
+		b.mu.Unlock()
+	}
 }
 
 // fetch copies the blob into a temporary file, checks it and renames it to
@@ -117,7 +267,7 @@ func (b *Blobs) fetch(d v1.Hash, size int64, open func() (io.ReadCloser, error))
 	if err := tmp.Close(); err != nil {
 		return "", err
 	}
-	path = filepath.Join(b.dir, d.Algorithm+"-"+d.Hex)
+	path = b.path(d)
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return "", err
 	}
@@ -145,9 +295,10 @@ func checkFile(path string, d v1.Hash, size int64) error {
 	return matches(d, size, h.Sum(nil), n)
 }
 
-// matches compares what was read with what the manifest says.
+// matches compares what was read with what the manifest says (size < 0:
+// any size).
 func matches(d v1.Hash, size int64, sum []byte, n int64) error {
-	if got := hex.EncodeToString(sum); got != d.Hex || n != size {
+	if got := hex.EncodeToString(sum); got != d.Hex || (size >= 0 && n != size) {
 		return fmt.Errorf("content is corrupt: %d bytes hashing to %s:%s, the manifest says %d bytes", n, d.Algorithm, got, size)
 	}
 	return nil

@@ -300,3 +300,46 @@ func readRegistry(ctx context.Context, ref Ref, o Options) (*Artifact, error) {
 	}
 	return FromRegistry(ref, desc, o.Blobs)
 }
+
+// A kept store serves a later run's layers from its files, checked: a
+// damaged file is fetched again. A file another run's Prune removed after
+// this run checked it is fetched again when opened.
+func TestKeptBlobsServeLaterRuns(t *testing.T) {
+	reg := pushShared(t, 4096, linuxAMD64)
+	dir := filepath.Join(t.TempDir(), "bases")
+	read := func() {
+		t.Helper()
+		a, err := readRegistry(context.Background(), reg.ref, Options{Blobs: KeepBlobs(dir)})
+		require.NoError(t, err)
+		require.NoError(t, readAllLayers(a))
+	}
+	total := func() int { // layer downloads (configs are ggcr's to fetch here)
+		n := 0
+		gets := reg.blobs.Gets()
+		for _, l := range reg.layers {
+			d, _ := l.Digest()
+			n += gets[d.String()]
+		}
+		return n
+	}
+	read()
+	fetched := total()
+	require.Positive(t, fetched)
+	read()
+	assert.Equal(t, fetched, total(), "a later run fetches no blob the store has")
+
+	shared, _ := reg.layers[0].Digest()
+	file := filepath.Join(dir, "sha256-"+shared.Hex)
+	require.NoError(t, os.WriteFile(file, []byte("damaged"), 0o644))
+	read()
+	assert.Equal(t, fetched+1, total(), "the damaged blob is fetched again")
+
+	blobs := KeepBlobs(dir)
+	a, err := readRegistry(context.Background(), reg.ref, Options{Blobs: blobs})
+	require.NoError(t, err)
+	require.NoError(t, readAllLayers(a)) // checked and remembered by this run
+	require.NoError(t, os.Remove(file))  // as a Prune of another run would
+	require.NoError(t, readAllLayers(a))
+	assert.Equal(t, fetched+2, total(), "fetched again once gone")
+	assert.FileExists(t, file)
+}

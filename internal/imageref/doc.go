@@ -17,5 +17,6 @@
 // run's blob store (Blobs): each blob is fetched once per run, checked
 // against its digest and size, and only then visible, so concurrent readers
 // of one layer (the platforms of an index, the checks of a build, verify)
-// always see the whole blob.
+// always see the whole blob. A store made with KeepBlobs (in a cache
+// directory) serves later runs too, each file checked again before use.
 package imageref

@@ -96,6 +96,15 @@ func FromRegistry(ref Ref, desc *remote.Descriptor, blobs *Blobs) (*Artifact, er
 	return a, nil
 }
 
+// FromIndex is the artifact for ref that is the index idx of digest d (a
+// registry's, read as internal/registry chose); its layers read through
+// blobs when that is set.
+func FromIndex(ref Ref, d v1.Hash, idx v1.ImageIndex, blobs *Blobs) *Artifact {
+	a := &Artifact{Ref: ref, Digest: d, Index: idx}
+	a.through(blobs, "")
+	return a
+}
+
 func readLayout(ref Ref, dir string, blobs *Blobs) (*Artifact, error) {
 	idx, err := layout.ImageIndexFromPath(dir)
 	if err != nil {

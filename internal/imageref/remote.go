@@ -24,8 +24,10 @@ type Options struct {
 	TempDir string
 	// Blobs, if set, is the run's blob store: the layers of every artifact
 	// Read returns read through it, so each blob is fetched once per run and
-	// concurrent readers only see complete, checked files. Nil reads every
-	// layer from its source each time.
+	// concurrent readers only see complete, checked files; a kept store
+	// (KeepBlobs) also holds a registry index's manifests and configs for
+	// later runs (see registry.Read). Nil reads every layer from its
+	// source each time.
 	Blobs *Blobs
 	// UserAgent is sent to registries.
 	UserAgent string

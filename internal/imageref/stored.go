@@ -2,7 +2,6 @@ package imageref
 
 import (
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
 
@@ -161,11 +160,7 @@ func (l *storedLayer) Compressed() (io.ReadCloser, error) {
 	if l.st.layoutDir != "" {
 		src.local = filepath.Join(l.st.layoutDir, "blobs", d.Algorithm, d.Hex)
 	}
-	path, err := l.st.blobs.file(d, size, src)
-	if err != nil {
-		return nil, err
-	}
-	return os.Open(path)
+	return l.st.blobs.open(d, size, src)
 }
 
 func (l *storedLayer) Uncompressed() (io.ReadCloser, error) {

@@ -120,6 +120,11 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error
 		} else if freed > 0 {
 			opts.Logger.Info("cache pruned", "bytes", freed)
 		}
+		if freed, err := opts.Images.Blobs.Prune(cacheMaxAge); err != nil {
+			opts.Logger.Warn("cache prune", "error", err)
+		} else if freed > 0 {
+			opts.Logger.Info("base cache pruned", "bytes", freed)
+		}
 	}
 	return res, nil
 }

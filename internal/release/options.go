@@ -31,7 +31,7 @@ type Options struct {
 	Images imageref.Options
 	// TempDir holds the run's temporary files; the caller removes it.
 	TempDir string
-	// CacheDir keeps binaries and layers between runs; "" keeps them in TempDir.
+	// CacheDir keeps binaries, layers and base images between runs; "" keeps them in TempDir.
 	CacheDir string
 	// BuildPlatform is the host, for BUILDPLATFORM and friends.
 	BuildPlatform v1.Platform

@@ -57,7 +57,7 @@ type Request struct {
 	// Jobs bounds parallel compiles and layer writes; CompressionLevel is
 	// the gzip level of new layers.
 	Jobs, CompressionLevel int
-	// CacheDir keeps binaries and layers between runs ("" keeps none);
+	// CacheDir keeps binaries, layers and base images between runs ("" keeps none);
 	// CacheDirFrom names where it came from, for the error when it cannot
 	// be created ("--cache-dir DIR").
 	CacheDir, CacheDirFrom string

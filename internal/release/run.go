@@ -53,8 +53,12 @@ func (p *Prepared) Execute(ctx context.Context, obs Observer) (*Report, error) {
 	opts := p.registryOptions()
 	opts.TempDir = tmp
 	// Every base blob is fetched once per run, however many platforms,
-	// images and checks read it.
+	// images and checks read it; with a cache, once per cache (base
+	// layers, manifests and configs: the tag is still asked every run).
 	opts.Blobs = imageref.NewBlobs(filepath.Join(tmp, "blobs"))
+	if p.CacheDir != "" {
+		opts.Blobs = imageref.KeepBlobs(filepath.Join(p.CacheDir, "bases"))
+	}
 	r := &runState{tmp: tmp}
 	imgOpts, rt, err := registry.WithRetries(opts, p.Registry.retries(), p.RetryLogger)
 	if err != nil {
