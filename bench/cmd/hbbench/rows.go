@@ -25,6 +25,7 @@ var (
 	hbPlainOf   of = func(m *modeSteps) *step { return m.hbPlain }
 	hbPushBOf   of = func(m *modeSteps) *step { return m.hbPushB }
 	hbPlainBOf  of = func(m *modeSteps) *step { return m.hbPlainB }
+	hbNoopBOf   of = func(m *modeSteps) *step { return m.hbNoopB }
 	koOf        of = func(m *modeSteps) *step { return m.ko }
 )
 
@@ -229,7 +230,7 @@ func (b *bench) abRows(title string, idle, busy *modeSteps) {
 	for _, c := range []struct {
 		name string
 		a, b of
-	}{{"push", hbPushOf, hbPushBOf}, {"push --attest none", hbPlainOf, hbPlainBOf}} {
+	}{{"push", hbPushOf, hbPushBOf}, {"push again, nothing changed", hbNoopOf, hbNoopBOf}, {"push --attest none", hbPlainOf, hbPlainBOf}} {
 		cmp := func(m *modeSteps) string {
 			a, bb := m.get(c.a), m.get(c.b)
 			return fmt.Sprintf("A − B: %+.3f s wall (%+.1f %%), %+.3f s CPU of helperbuild itself", pairedDiff(a, bb).Seconds(),

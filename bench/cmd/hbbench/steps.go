@@ -104,8 +104,14 @@ func (b *bench) hbArgs(verb string, w *workload, platforms []string, ldflags str
 	return b.hbArgsOf(b.helperbuild, verb, w, platforms, ldflags, dest...)
 }
 
-// hbArgsOf is hbArgs for the helperbuild binary bin.
+// hbArgsOf is hbArgs for the helperbuild binary bin. The other
+// helperbuild (-ab) has a cache of its own: its binaries and layers would
+// otherwise replace this one's between a push and its no-op re-run.
 func (b *bench) hbArgsOf(bin, verb string, w *workload, platforms []string, ldflags string, dest ...string) []string {
+	cache := "helperbuild-cache"
+	if bin != b.helperbuild {
+		cache = "helperbuild-cache-b"
+	}
 	args := []string{bin, verb, w.Pkg,
 		"--base", b.baseOf(w), "--platforms", strings.Join(platforms, ","),
 		"--jobs", fmt.Sprint(b.cfg.jobs), "--ldflags", ldflags,
@@ -118,7 +124,7 @@ func (b *bench) hbArgsOf(bin, verb string, w *workload, platforms []string, ldfl
 		// helperbuild keeps binaries and layers between runs; a cache of
 		// the benchmark's own starts cold (the warm-up fills it) and is
 		// removed with the work directory.
-		"--cache-dir", filepath.Join(b.work, "helperbuild-cache")}
+		"--cache-dir", filepath.Join(b.work, cache)}
 	return append(args, dest...)
 }
 
@@ -136,14 +142,14 @@ type modeSteps struct {
 	// hbPlain is helperbuild push --attest none: what the attestations
 	// (on by default, in the index) cost is hbPush minus it.
 	hbPlain *step
-	// hbPushB and hbPlainB are hbPush and hbPlain run by the other
-	// helperbuild (-ab), each next to its partner.
-	hbPushB, hbPlainB *step
+	// hbPushB, hbNoopB and hbPlainB are hbPush, hbNoop and hbPlain run by
+	// the other helperbuild (-ab), each next to its partner.
+	hbPushB, hbNoopB, hbPlainB *step
 }
 
 func (m *modeSteps) list() []*step {
 	var out []*step
-	for _, s := range []*step{m.floorFull, m.floorNoop, m.hbBuild, m.hbPush, m.hbPushB, m.hbNoop, m.hbPlain, m.hbPlainB, m.ko} {
+	for _, s := range []*step{m.floorFull, m.floorNoop, m.hbBuild, m.hbPush, m.hbPushB, m.hbNoop, m.hbNoopB, m.hbPlain, m.hbPlainB, m.ko} {
 		if s != nil {
 			out = append(out, s)
 		}
@@ -250,9 +256,13 @@ func (b *bench) modeSteps(ctx context.Context, w *workload, floorDir, koDir stri
 			// The other helperbuild pushes to repositories of its own, so
 			// it uploads its layers as the first one does.
 			tagB, plainB := b.host+"/hb-b/"+w.Key+":bench", b.host+"/hb-b/"+w.Key+"-plain:bench"
+			var pushArgsB []string
 			m.hbPushB = def("helperbuild (B) push", func(warm bool) (sample, error) {
-				return b.timed(ctx, proc{Dir: w.Dir, Env: b.hbEnv(),
-					Args: b.hbArgsOf(cfg.ab, "push", w, cfg.platforms, x(b.runID()), "--tag", tagB, "--insecure-registry", b.host)}, warm)
+				pushArgsB = b.hbArgsOf(cfg.ab, "push", w, cfg.platforms, x(b.runID()), "--tag", tagB, "--insecure-registry", b.host)
+				return b.timed(ctx, proc{Dir: w.Dir, Env: b.hbEnv(), Args: pushArgsB}, warm)
+			})
+			m.hbNoopB = def("helperbuild (B) push, nothing changed", func(warm bool) (sample, error) {
+				return b.timed(ctx, proc{Dir: w.Dir, Env: b.hbEnv(), Args: pushArgsB}, warm)
 			})
 			m.hbPlainB = def("helperbuild (B) push --attest none", func(warm bool) (sample, error) {
 				return b.timed(ctx, proc{Dir: w.Dir, Env: b.hbEnv(),
@@ -260,6 +270,9 @@ func (b *bench) modeSteps(ctx context.Context, w *workload, floorDir, koDir stri
 			})
 			m.hbPush.partner, m.hbPushB.partner = m.hbPushB, m.hbPush
 			m.hbPlain.partner, m.hbPlainB.partner = m.hbPlainB, m.hbPlain
+			// Each no-op follows its own push in either order: A, B, A's
+			// no-op, B's no-op, or B, A, B's, A's.
+			m.hbNoop.partner, m.hbNoopB.partner = m.hbNoopB, m.hbNoop
 		}
 	}
 
