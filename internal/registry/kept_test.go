@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -107,7 +106,7 @@ func TestReadKeptBase(t *testing.T) {
 	again, err := Read(ctx, ref, imageref.Options{Blobs: imageref.KeepBlobs(dir)})
 	require.NoError(t, err)
 	assert.Equal(t, want, seen(t, again))
-	assert.Equal(t, 1, count(reqs.Take(), "GET /v2/base/busybox/blobs/"+cfg.String()), "the damaged config fetched again")
+	assert.Equal(t, 1, countPrefix(reqs.Take(), "GET /v2/base/busybox/blobs/"+cfg.String()), "the damaged config fetched again")
 	assert.Equal(t, cfg.String(), hashOf(t, func() (io.ReadCloser, error) { return os.Open(cfgFile) }), "and kept whole")
 
 	// Prune: what no run used for the age goes; the rest stays.
@@ -125,15 +124,4 @@ func TestReadKeptBase(t *testing.T) {
 	freed, err = imageref.NewBlobs(dir).Prune(0)
 	require.NoError(t, err)
 	assert.Zero(t, freed, "a store of one run prunes nothing")
-}
-
-// count is how many of reqs start with prefix.
-func count(reqs []string, prefix string) int {
-	n := 0
-	for _, r := range reqs {
-		if strings.HasPrefix(r, prefix) {
-			n++
-		}
-	}
-	return n
 }
