@@ -64,8 +64,8 @@ func (b *Blobs) Kept() bool { return b != nil && b.keep }
 // path is where blob d lives in b.
 func (b *Blobs) path(d v1.Hash) string { return filepath.Join(b.dir, d.Algorithm+"-"+d.Hex) }
 
-// kept returns the path of blob d of size bytes (size < 0: any) when an
-// earlier run left it in a kept store and it is intact; its time is
+// kept returns the path of blob d of size bytes when an earlier run left
+// it in a kept store and it is intact; its time is
 // renewed, for Prune. A damaged file is removed, to be fetched again.
 func (b *Blobs) kept(d v1.Hash, size int64) (string, bool) {
 	if !b.keep {
@@ -79,18 +79,29 @@ func (b *Blobs) kept(d v1.Hash, size int64) (string, bool) {
 		os.Remove(path)
 		return "", false
 	}
-	now := time.Now()
-	_ = os.Chtimes(path, now, now)
+	touch(path)
 	return path, true
 }
 
+// touch renews path's time: a kept blob in use is not pruned.
+func touch(path string) {
+	now := time.Now()
+	_ = os.Chtimes(path, now, now)
+}
+
 // Small returns the bytes of blob d (a manifest or a config: small enough
-// to hold), from a kept store when an earlier run left them there, else
-// from fetch, checked against d and, in a kept store, written there.
+// to hold), from a kept store when an earlier run left them there intact,
+// else from fetch, checked against d and, in a kept store, written there
+// (best effort: a store that cannot take it costs the next run a fetch).
 func (b *Blobs) Small(d v1.Hash, fetch func() ([]byte, error)) ([]byte, error) {
-	if path, ok := b.kept(d, -1); ok {
-		if data, err := os.ReadFile(path); err == nil && digestOf(data, d) {
-			return data, nil
+	if b.keep {
+		path := b.path(d)
+		if data, err := os.ReadFile(path); err == nil {
+			if digestOf(data, d) {
+				touch(path)
+				return data, nil
+			}
+			os.Remove(path) // damaged: fetched again below
 		}
 	}
 	data, err := fetch()
@@ -101,9 +112,7 @@ func (b *Blobs) Small(d v1.Hash, fetch func() ([]byte, error)) ([]byte, error) {
 		return nil, fmt.Errorf("blob %s: content is corrupt: %d bytes that hash otherwise", d, len(data))
 	}
 	if b.keep {
-		if err := b.write(d, data); err != nil {
-			return nil, err
-		}
+		_ = b.write(d, data)
 	}
 	return data, nil
 }
@@ -295,10 +304,9 @@ func checkFile(path string, d v1.Hash, size int64) error {
 	return matches(d, size, h.Sum(nil), n)
 }
 
-// matches compares what was read with what the manifest says (size < 0:
-// any size).
+// matches compares what was read with what the manifest says.
 func matches(d v1.Hash, size int64, sum []byte, n int64) error {
-	if got := hex.EncodeToString(sum); got != d.Hex || (size >= 0 && n != size) {
+	if got := hex.EncodeToString(sum); got != d.Hex || n != size {
 		return fmt.Errorf("content is corrupt: %d bytes hashing to %s:%s, the manifest says %d bytes", n, d.Algorithm, got, size)
 	}
 	return nil
