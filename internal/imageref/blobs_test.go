@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -342,4 +344,39 @@ func TestKeptBlobsServeLaterRuns(t *testing.T) {
 	require.NoError(t, readAllLayers(a))
 	assert.Equal(t, fetched+2, total(), "fetched again once gone")
 	assert.FileExists(t, file)
+}
+
+// The images of an index are fetched at once, not one after another: a
+// registry that answers no manifest until two are asked for still serves
+// both (30 s is only a guard against a hang; the two arrive together).
+func TestStoredIndexFetchesImagesAtOnce(t *testing.T) {
+	reg := pushShared(t, 1024, linuxAMD64, linuxARM64)
+	a, err := readRegistry(context.Background(), reg.ref, Options{Blobs: NewBlobs(t.TempDir())})
+	require.NoError(t, err)
+	var asked atomic.Int32
+	both := make(chan struct{})
+	var waitedOut atomic.Bool
+	reg.setFail(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/manifests/sha256:") {
+			if asked.Add(1) == 2 {
+				close(both)
+			}
+			select {
+			case <-both:
+			case <-time.After(30 * time.Second):
+				waitedOut.Store(true)
+			}
+		}
+		return false
+	})
+	var g errgroup.Group
+	for _, d := range mustDigests(t, a.Index) {
+		g.Go(func() error {
+			_, err := a.Index.Image(d)
+			return err
+		})
+	}
+	require.NoError(t, g.Wait())
+	assert.False(t, waitedOut.Load(), "the second manifest was asked for only after the first was answered")
+	assert.EqualValues(t, 2, asked.Load())
 }

@@ -44,17 +44,25 @@ func (st *store) layer(l v1.Layer) v1.Layer {
 // storedIndex hands out its images and child indexes reading through st,
 // one object per digest: an image's manifest and config are then fetched
 // once however many readers ask for it (go-containerregistry's images keep
-// them).
+// them). Images of different digests are fetched at once; readers of one
+// digest wait for its one fetch, and a failed fetch is not remembered.
 type storedIndex struct {
 	idx     v1.ImageIndex
 	st      *store
 	mu      sync.Mutex
-	images  map[v1.Hash]*storedImage
+	images  map[v1.Hash]*pendingImage
 	indexes map[v1.Hash]*storedIndex
 }
 
+// pendingImage is one digest's image; done is closed once img or err is set.
+type pendingImage struct {
+	done chan struct{}
+	img  *storedImage
+	err  error
+}
+
 func newStoredIndex(idx v1.ImageIndex, st *store) *storedIndex {
-	return &storedIndex{idx: idx, st: st, images: map[v1.Hash]*storedImage{}, indexes: map[v1.Hash]*storedIndex{}}
+	return &storedIndex{idx: idx, st: st, images: map[v1.Hash]*pendingImage{}, indexes: map[v1.Hash]*storedIndex{}}
 }
 
 var _ v1.ImageIndex = (*storedIndex)(nil)
@@ -67,16 +75,33 @@ func (i *storedIndex) RawManifest() ([]byte, error)              { return i.idx.
 
 func (i *storedIndex) Image(h v1.Hash) (v1.Image, error) {
 	i.mu.Lock()
-	defer i.mu.Unlock()
-	if img, ok := i.images[h]; ok {
-		return img, nil
+	p, ok := i.images[h]
+	if !ok {
+		p = &pendingImage{done: make(chan struct{})}
+		i.images[h] = p
+	}
+	i.mu.Unlock()
+	if ok {
+		<-p.done
+		if p.err != nil {
+			return nil, p.err
+		}
+		return p.img, nil
 	}
 	img, err := i.idx.Image(h)
 	if err != nil {
+		p.err = err
+		i.mu.Lock()
+		delete(i.images, h) // the next reader tries again
+		i.mu.Unlock()
+	} else {
+		p.img = &storedImage{Image: img, st: i.st}
+	}
+	close(p.done)
+	if err != nil {
 		return nil, err
 	}
-	i.images[h] = &storedImage{Image: img, st: i.st}
-	return i.images[h], nil
+	return p.img, nil
 }
 
 func (i *storedIndex) ImageIndex(h v1.Hash) (v1.ImageIndex, error) {

@@ -19,15 +19,14 @@ import (
 // configs are read through a kept blob store (imageref.KeepBlobs): a run
 // asks the registry only for the index (its tag may move) and for what no
 // earlier run fetched; manifests and configs are content-addressed, so
-// what is kept under a digest is what the registry would send.
+// what is kept under a digest is what the registry would send. Each call
+// of Image makes a new image: imageref's stored index, which Read wraps
+// around it, asks once per digest.
 type keptIndex struct {
 	idx   v1.ImageIndex // the registry's
 	repo  name.Repository
 	blobs *imageref.Blobs
 	opts  []remote.Option // the index's read: its puller reused
-
-	mu     sync.Mutex
-	images map[v1.Hash]*keptImage
 }
 
 var _ v1.ImageIndex = (*keptIndex)(nil)
@@ -42,11 +41,6 @@ func (k *keptIndex) RawManifest() ([]byte, error)              { return k.idx.Ra
 func (k *keptIndex) ImageIndex(h v1.Hash) (v1.ImageIndex, error) { return k.idx.ImageIndex(h) }
 
 func (k *keptIndex) Image(h v1.Hash) (v1.Image, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if img, ok := k.images[h]; ok {
-		return img, nil
-	}
 	desc, err := k.child(h)
 	if err != nil {
 		return nil, err
@@ -65,9 +59,7 @@ func (k *keptIndex) Image(h v1.Hash) (v1.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", h, err)
 	}
-	img := &keptImage{index: k, digest: h, mediaType: desc.MediaType, raw: raw, manifest: m}
-	k.images[h] = img
-	return img, nil
+	return &keptImage{index: k, digest: h, mediaType: desc.MediaType, raw: raw, manifest: m}, nil
 }
 
 // child is the index's entry for h.
@@ -223,6 +215,6 @@ func readKept(ref imageref.Ref, desc *remote.Descriptor, o imageref.Options, opt
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
-	k := &keptIndex{idx: idx, repo: ref.Name.Context(), blobs: o.Blobs, opts: opts, images: map[v1.Hash]*keptImage{}}
+	k := &keptIndex{idx: idx, repo: ref.Name.Context(), blobs: o.Blobs, opts: opts}
 	return imageref.FromIndex(ref, desc.Digest, k, o.Blobs), nil
 }
