@@ -5,13 +5,23 @@ import (
 	"time"
 )
 
-// Targets (issues 7 and 17): idle, push within 10 % of the floor and in at
-// most three quarters of ko's time; beside busy loops, within 30 % of the
-// floor and faster than ko.
+// Targets (issues 7, 17 and 28): idle, push within 10 % of the floor (15 %
+// for the 12 MB mid workload, whose fixed costs weigh more) and in at most
+// three quarters of ko's time; beside busy loops, within 30 % of the floor
+// and faster than ko.
 const (
 	idlePushFloor, busyPushFloor = 1.10, 1.30
+	idlePushFloorMid             = 1.15
 	idlePushKo, busyPushKo       = 0.75, 1.00
 )
+
+// idleFloorLimit is w's idle push ÷ floor target.
+func idleFloorLimit(w *workload) float64 {
+	if w.Key == "mid" {
+		return idlePushFloorMid
+	}
+	return idlePushFloor
+}
 
 // of picks one step of a mode.
 type of func(*modeSteps) *step
@@ -61,7 +71,7 @@ func (b *bench) releaseRows(w *workload, idle, busy *modeSteps) {
 		r = times("helperbuild push → registry", hbPushOf)
 		r.RSS, r.Bytes = true, true
 		r.ratios(idle, busy, hbPushOf, floorFullOf, "floor")
-		r.judge(idle, busy, hbPushOf, floorFullOf, idlePushFloor, busyPushFloor, "floor")
+		r.judge(idle, busy, hbPushOf, floorFullOf, idleFloorLimit(w), busyPushFloor, "floor")
 		b.noopRow(title, idle, busy)
 		b.attestRow(title, idle, busy)
 		if idle.hbPushB != nil {
