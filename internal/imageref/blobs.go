@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -32,30 +31,22 @@ import (
 // a base image's layers, manifests and config are fetched once per cache
 // rather than once per run; Prune forgets what no run used for a while.
 type Blobs struct {
-	dir  string
-	keep bool
-	mu   sync.Mutex
-	m    map[v1.Hash]*storedBlob
-}
-
-// storedBlob is one digest's entry; done is closed once path or err is set.
-type storedBlob struct {
-	done chan struct{}
-	path string
-	err  error
+	dir   string
+	keep  bool
+	files memo[v1.Hash, string] // each blob's checked file
 }
 
 // NewBlobs returns a store that keeps fetched blobs in dir (created when
 // first needed). The caller removes dir after the run.
 func NewBlobs(dir string) *Blobs {
-	return &Blobs{dir: dir, m: map[v1.Hash]*storedBlob{}}
+	return &Blobs{dir: dir}
 }
 
 // KeepBlobs returns a store in dir that later runs read again (see Blobs).
 // Runs may share dir at once: files appear under their digest only
 // complete (written aside, checked, renamed).
 func KeepBlobs(dir string) *Blobs {
-	return &Blobs{dir: dir, keep: true, m: map[v1.Hash]*storedBlob{}}
+	return &Blobs{dir: dir, keep: true}
 }
 
 // Kept reports whether b is kept between runs (KeepBlobs).
@@ -189,35 +180,25 @@ type blobSource struct {
 
 // file returns the path of the complete, checked blob d of size bytes.
 func (b *Blobs) file(d v1.Hash, size int64, src blobSource) (string, error) {
-	b.mu.Lock()
-	e, ok := b.m[d]
-	if !ok {
-		e = &storedBlob{done: make(chan struct{})}
-		b.m[d] = e
-	}
-	b.mu.Unlock()
-	if ok {
-		<-e.done
-		return e.path, e.err
-	}
-	if src.local != "" {
-		e.path, e.err = src.local, checkFile(src.local, d, size)
-		if e.err != nil {
-			e.err = fmt.Errorf("%w; the layout is damaged: write it again", e.err)
+	return b.files.get(d, func() (string, error) {
+		var path string
+		var err error
+		switch {
+		case src.local != "":
+			if path, err = src.local, checkFile(src.local, d, size); err != nil {
+				err = fmt.Errorf("%w; the layout is damaged: write it again", err)
+			}
+		default:
+			var ok bool
+			if path, ok = b.kept(d, size); !ok {
+				path, err = b.fetch(d, size, src.fetch)
+			}
 		}
-	} else if path, ok := b.kept(d, size); ok {
-		e.path = path
-	} else {
-		e.path, e.err = b.fetch(d, size, src.fetch)
-	}
-	if e.err != nil {
-		e.err = fmt.Errorf("blob %s: %w", d, e.err)
-		b.mu.Lock()
-		delete(b.m, d) // the next reader tries again
-		b.mu.Unlock()
-	}
-	close(e.done)
-	return e.path, e.err
+		if err != nil {
+			return path, fmt.Errorf("blob %s: %w", d, err)
+		}
+		return path, nil
+	})
 }
 
 // open opens the complete, checked blob d of size bytes. In a kept store
@@ -233,11 +214,7 @@ func (b *Blobs) open(d v1.Hash, size int64, src blobSource) (*os.File, error) {
 		if err == nil || !errors.Is(err, os.ErrNotExist) || !b.keep || src.local != "" || try > 0 {
 			return f, err
 		}
-		b.mu.Lock()
-		if e := b.m[d]; e != nil && e.path == path {
-			delete(b.m, d)
-		}
-		b.mu.Unlock()
+		b.files.forget(d, func(p string) bool { return p == path })
 	}
 }
 

@@ -3,7 +3,6 @@ package imageref
 import (
 	"io"
 	"path/filepath"
-	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
@@ -44,25 +43,16 @@ func (st *store) layer(l v1.Layer) v1.Layer {
 // storedIndex hands out its images and child indexes reading through st,
 // one object per digest: an image's manifest and config are then fetched
 // once however many readers ask for it (go-containerregistry's images keep
-// them). Images of different digests are fetched at once; readers of one
-// digest wait for its one fetch, and a failed fetch is not remembered.
+// them). Different digests are fetched at once (see memo).
 type storedIndex struct {
 	idx     v1.ImageIndex
 	st      *store
-	mu      sync.Mutex
-	images  map[v1.Hash]*pendingImage
-	indexes map[v1.Hash]*storedIndex
-}
-
-// pendingImage is one digest's image; done is closed once img or err is set.
-type pendingImage struct {
-	done chan struct{}
-	img  *storedImage
-	err  error
+	images  memo[v1.Hash, *storedImage]
+	indexes memo[v1.Hash, *storedIndex]
 }
 
 func newStoredIndex(idx v1.ImageIndex, st *store) *storedIndex {
-	return &storedIndex{idx: idx, st: st, images: map[v1.Hash]*pendingImage{}, indexes: map[v1.Hash]*storedIndex{}}
+	return &storedIndex{idx: idx, st: st}
 }
 
 var _ v1.ImageIndex = (*storedIndex)(nil)
@@ -74,48 +64,31 @@ func (i *storedIndex) IndexManifest() (*v1.IndexManifest, error) { return i.idx.
 func (i *storedIndex) RawManifest() ([]byte, error)              { return i.idx.RawManifest() }
 
 func (i *storedIndex) Image(h v1.Hash) (v1.Image, error) {
-	i.mu.Lock()
-	p, ok := i.images[h]
-	if !ok {
-		p = &pendingImage{done: make(chan struct{})}
-		i.images[h] = p
-	}
-	i.mu.Unlock()
-	if ok {
-		<-p.done
-		if p.err != nil {
-			return nil, p.err
+	img, err := i.images.get(h, func() (*storedImage, error) {
+		img, err := i.idx.Image(h)
+		if err != nil {
+			return nil, err
 		}
-		return p.img, nil
-	}
-	img, err := i.idx.Image(h)
+		return &storedImage{Image: img, st: i.st}, nil
+	})
 	if err != nil {
-		p.err = err
-		i.mu.Lock()
-		delete(i.images, h) // the next reader tries again
-		i.mu.Unlock()
-	} else {
-		p.img = &storedImage{Image: img, st: i.st}
+		return nil, err // not a nil *storedImage in a non-nil interface
 	}
-	close(p.done)
-	if err != nil {
-		return nil, err
-	}
-	return p.img, nil
+	return img, nil
 }
 
 func (i *storedIndex) ImageIndex(h v1.Hash) (v1.ImageIndex, error) {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if idx, ok := i.indexes[h]; ok {
-		return idx, nil
-	}
-	idx, err := i.idx.ImageIndex(h)
+	idx, err := i.indexes.get(h, func() (*storedIndex, error) {
+		idx, err := i.idx.ImageIndex(h)
+		if err != nil {
+			return nil, err
+		}
+		return newStoredIndex(idx, i.st), nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	i.indexes[h] = newStoredIndex(idx, i.st)
-	return i.indexes[h], nil
+	return idx, nil
 }
 
 // storedImage hands out its layers reading through st.
@@ -189,8 +162,9 @@ func (l *storedLayer) Compressed() (io.ReadCloser, error) {
 }
 
 func (l *storedLayer) Uncompressed() (io.ReadCloser, error) {
-	// partial detects gzip, zstd or plain tar from the stored bytes.
-	inflated, err := partial.CompressedToLayer(compressedOnly{l})
+	// partial detects gzip, zstd or plain tar from the stored bytes; the
+	// struct shows it only the compressed side, or it would call this method.
+	inflated, err := partial.CompressedToLayer(struct{ partial.CompressedLayer }{l})
 	if err != nil {
 		return nil, err
 	}
@@ -199,11 +173,3 @@ func (l *storedLayer) Uncompressed() (io.ReadCloser, error) {
 
 // Descriptor keeps the source's descriptor (annotations, URLs) for pushes.
 func (l *storedLayer) Descriptor() (*v1.Descriptor, error) { return partial.Descriptor(l.Layer) }
-
-// compressedOnly hides every method of a storedLayer but partial.CompressedLayer's.
-type compressedOnly struct{ l *storedLayer }
-
-func (c compressedOnly) Digest() (v1.Hash, error)            { return c.l.Digest() }
-func (c compressedOnly) Compressed() (io.ReadCloser, error)  { return c.l.Compressed() }
-func (c compressedOnly) Size() (int64, error)                { return c.l.Size() }
-func (c compressedOnly) MediaType() (types.MediaType, error) { return c.l.MediaType() }
