@@ -23,22 +23,17 @@ import (
 // of Image makes a new image: imageref's stored index, which Read wraps
 // around it, asks once per digest.
 type keptIndex struct {
-	idx   v1.ImageIndex // the registry's
-	repo  name.Repository
-	blobs *imageref.Blobs
-	opts  []remote.Option // the index's read: its puller reused
+	registryIndex // the registry's: everything but Image (nested indexes too)
+	repo          name.Repository
+	blobs         *imageref.Blobs
+	opts          []remote.Option // the index's read: its puller reused
 }
 
+// registryIndex names the embedded index so that its field is not called
+// ImageIndex, which would hide the method of that name.
+type registryIndex = v1.ImageIndex
+
 var _ v1.ImageIndex = (*keptIndex)(nil)
-
-func (k *keptIndex) MediaType() (types.MediaType, error)       { return k.idx.MediaType() }
-func (k *keptIndex) Digest() (v1.Hash, error)                  { return k.idx.Digest() }
-func (k *keptIndex) Size() (int64, error)                      { return k.idx.Size() }
-func (k *keptIndex) IndexManifest() (*v1.IndexManifest, error) { return k.idx.IndexManifest() }
-func (k *keptIndex) RawManifest() ([]byte, error)              { return k.idx.RawManifest() }
-
-// ImageIndex is a nested index, as the registry serves it.
-func (k *keptIndex) ImageIndex(h v1.Hash) (v1.ImageIndex, error) { return k.idx.ImageIndex(h) }
 
 func (k *keptIndex) Image(h v1.Hash) (v1.Image, error) {
 	desc, err := k.child(h)
@@ -46,7 +41,7 @@ func (k *keptIndex) Image(h v1.Hash) (v1.Image, error) {
 		return nil, err
 	}
 	raw, err := k.blobs.Small(h, func() ([]byte, error) {
-		img, err := k.idx.Image(h)
+		img, err := k.registryIndex.Image(h)
 		if err != nil {
 			return nil, err
 		}
@@ -193,21 +188,14 @@ func (l *keptLayer) DiffID() (v1.Hash, error) {
 }
 
 func (l *keptLayer) Uncompressed() (io.ReadCloser, error) {
-	// partial detects gzip, zstd or plain tar from the bytes.
-	inflated, err := partial.CompressedToLayer(compressedOnly{l})
+	// partial detects gzip, zstd or plain tar from the bytes; the struct
+	// shows it only the compressed side, or it would call this method.
+	inflated, err := partial.CompressedToLayer(struct{ partial.CompressedLayer }{l})
 	if err != nil {
 		return nil, err
 	}
 	return inflated.Uncompressed()
 }
-
-// compressedOnly hides every method of a keptLayer but partial.CompressedLayer's.
-type compressedOnly struct{ l *keptLayer }
-
-func (c compressedOnly) Digest() (v1.Hash, error)            { return c.l.Digest() }
-func (c compressedOnly) Compressed() (io.ReadCloser, error)  { return c.l.Compressed() }
-func (c compressedOnly) Size() (int64, error)                { return c.l.Size() }
-func (c compressedOnly) MediaType() (types.MediaType, error) { return c.l.MediaType() }
 
 // readKept reads index desc of ref as a keptIndex (see Read).
 func readKept(ref imageref.Ref, desc *remote.Descriptor, o imageref.Options, opts []remote.Option) (*imageref.Artifact, error) {
@@ -215,6 +203,6 @@ func readKept(ref imageref.Ref, desc *remote.Descriptor, o imageref.Options, opt
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
-	k := &keptIndex{idx: idx, repo: ref.Name.Context(), blobs: o.Blobs, opts: opts}
+	k := &keptIndex{registryIndex: idx, repo: ref.Name.Context(), blobs: o.Blobs, opts: opts}
 	return imageref.FromIndex(ref, desc.Digest, k, o.Blobs), nil
 }
