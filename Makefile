@@ -26,11 +26,12 @@ demo: build
 test: unit e2e docs-check ci-e2e
 
 # The unit tests run qemu-user-static, gcc and git on the host; the script installs them (root)
-# when missing, and a test fails, naming the package, rather than skip without them.
+# when missing, and a test fails, naming the package, rather than skip without them. They run
+# with a TMPDIR of their own that must be empty when they end (scripts/tmpdir-clean.sh).
 unit: cross-os
 	scripts/install-test-deps.sh unit
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 30m ./...
+	scripts/tmpdir-clean.sh $(GO) test -race -count=1 -timeout 30m ./...
 
 # Every package builds for macOS and Windows too (a contributor's go build ./... there; the
 # command's verify --run says there that it needs

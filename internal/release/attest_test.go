@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,7 +64,8 @@ func alpineIndexWith(t *testing.T, extra []tartest.Entry, archs ...string) v1.Im
 			tartest.File("lib/apk/db/installed", 0o644, []byte("P:musl\nV:1.2.5-r0\nA:"+p.Architecture+"\nL:MIT\no:musl\n\n")),
 			tartest.Dir("usr/bin/", 0o755),
 		}, extra...)
-		l, err := tarball.LayerFromReader(bytes.NewReader(tartest.Bytes(t, entries...)))
+		b := tartest.Bytes(t, entries...)
+		l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil })
 		require.NoError(t, err)
 		img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant, RootFS: v1.RootFS{Type: "layers"}})
 		require.NoError(t, err)

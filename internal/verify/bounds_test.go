@@ -135,7 +135,8 @@ func TestVerifyBoundedWithoutRun(t *testing.T) {
 		require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "f" + strconv.Itoa(i), Mode: 0o644, Format: tar.FormatPAX}))
 	}
 	require.NoError(t, tw.Close())
-	manyEntries, err := tarball.LayerFromReader(bytes.NewReader(many.Bytes()), tarball.WithMediaType(types.OCILayer))
+	manyEntries, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(many.Bytes())), nil },
+		tarball.WithMediaType(types.OCILayer))
 	require.NoError(t, err)
 
 	image := func(p v1.Platform, l v1.Layer) v1.Image {
