@@ -111,7 +111,7 @@ func relManifestPut(r *http.Request) bool {
 }
 
 // TestPushUnderPersistentFaultFailsClearly: when every manifest PUT fails,
-// the push fails with one error line naming the push and the status, after
+// the push fails with one error line naming the image, the push and the status, after
 // its retries, and tags nothing.
 func TestPushUnderPersistentFaultFailsClearly(t *testing.T) {
 	dir := relModule(t)
@@ -126,7 +126,9 @@ func TestPushUnderPersistentFaultFailsClearly(t *testing.T) {
 	lines := relLines(res.stderr)
 	require.NotEmpty(t, lines)
 	last := lines[len(lines)-1]
-	assert.True(t, strings.HasPrefix(last, "helperbuild: push "+p.Addr()+"/g/app@sha256:"), last)
+	// The platform's manifest is put as soon as its image is built, so the
+	// line names the image and platform, then the push.
+	assert.True(t, strings.HasPrefix(last, "helperbuild: image app for linux/amd64: push "+p.Addr()+"/g/app@sha256:"), last)
 	assert.Contains(t, last, "faultproxy: injected 50")
 	// Without -v, one line for the host (count, last cause), not one per
 	// retry in another format (issue 25: a down registry printed ~20).

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,9 +49,9 @@ func count(reqs []string, method, part string) int {
 
 // A release pushed again asks for each manifest once and for no blob: the
 // Uploader finds each platform's manifest in place (its blobs with it),
-// and publishing neither sends nor checks again what it found. A first
-// release asks for a platform manifest once before it is PUT (the
-// Uploader's question; publish does not repeat it) and once after.
+// and publishing neither sends nor checks again what it found. A first release asks for a platform
+// manifest once before it is PUT (the Uploader's question; publish does
+// not repeat it) and once after.
 func TestPushAgainAsksOnlyForManifests(t *testing.T) {
 	var reqs testkit.RequestLog
 	host := testkit.Registry(t, reqs.Wrap)
@@ -85,8 +87,21 @@ func TestPushAgainAsksOnlyForManifests(t *testing.T) {
 	assert.Equal(t, indexDigest, desc.Digest)
 }
 
+// manifestRequests are the requests of reqs for the manifest d, as
+// "METHOD", in order.
+func manifestRequests(reqs []string, d v1.Hash) []string {
+	var out []string
+	for _, r := range reqs {
+		if method, path, _ := strings.Cut(r, " "); strings.HasSuffix(path, "/manifests/"+d.String()) {
+			out = append(out, method)
+		}
+	}
+	return out
+}
+
 // An image with a layer the Uploader has just streamed is new work: its
-// blobs go without first asking for its manifest.
+// blobs go without first asking for its manifest. Each image's manifest is
+// then put by digest and asked for once, so the release finds it in place.
 func TestStreamedImageIsNotAskedFor(t *testing.T) {
 	var reqs testkit.RequestLog
 	host := testkit.Registry(t, reqs.Wrap)
@@ -100,19 +115,46 @@ func TestStreamedImageIsNotAskedFor(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, u.Layer(ctx, repo, layers[1]))
 	require.NoError(t, u.Image(ctx, repo, img))
-	got := reqs.Take()
-	assert.Zero(t, count(got, "HEAD", "/manifests/"), "nothing asked for a manifest:\n%s", strings.Join(got, "\n"))
 	d, err := img.Digest()
 	require.NoError(t, err)
-	_, known := s.Found(repo.Digest(d.String()))
-	assert.False(t, known)
+	got := reqs.Take()
+	assert.Equal(t, []string{"PUT", "HEAD"}, manifestRequests(got, d), "put, then checked; not asked for before:\n%s", strings.Join(got, "\n"))
+	in, known := s.Found(repo.Digest(d.String()))
+	assert.True(t, known)
+	assert.True(t, in)
 
 	other := testkit.Image(t, v1.Platform{OS: "linux", Architecture: "arm64"}, 256, 2)
 	require.NoError(t, u.Image(ctx, repo, other))
 	od, err := other.Digest()
 	require.NoError(t, err)
-	assert.Equal(t, 1, count(reqs.Take(), "HEAD", "/manifests/"+od.String()), "an image with no streamed layer is asked for")
-	in, known := s.Found(repo.Digest(od.String()))
+	assert.Equal(t, []string{"HEAD", "PUT", "HEAD"}, manifestRequests(reqs.Take(), od), "an image with no streamed layer is asked for first")
+	in, known = s.Found(repo.Digest(od.String()))
+	assert.True(t, known)
+	assert.True(t, in)
+}
+
+// A manifest naming a subject (an attestation as an OCI 1.1 referrer) is
+// not put ahead of the release: its blobs are uploaded, its manifest is
+// left for the release to put once its subject is in place.
+func TestUploaderLeavesSubjectManifests(t *testing.T) {
+	var reqs testkit.RequestLog
+	host := testkit.Registry(t, reqs.Wrap)
+	s, err := registry.NewSession(imageref.Options{Keychain: authn.NewMultiKeychain()})
+	require.NoError(t, err)
+	u := NewUploader(s, nil)
+	repo := mustRepo(t, host+"/g/app")
+	subject := testkit.Image(t, v1.Platform{OS: "linux", Architecture: "amd64"}, 256, 1)
+	sd, err := partial.Descriptor(subject)
+	require.NoError(t, err)
+	about, ok := mutate.Subject(testkit.Image(t, v1.Platform{OS: "linux", Architecture: "arm64"}, 64, 1), *sd).(v1.Image)
+	require.True(t, ok)
+	d, err := about.Digest()
+	require.NoError(t, err)
+	require.NoError(t, u.Image(context.Background(), repo, about))
+	got := reqs.Take()
+	assert.Equal(t, []string{"HEAD"}, manifestRequests(got, d), "asked for, not put:\n%s", strings.Join(got, "\n"))
+	assert.Positive(t, count(got, "PUT", "/blobs/uploads/"), "its blobs are uploaded")
+	in, known := s.Found(repo.Digest(d.String()))
 	assert.True(t, known)
 	assert.False(t, in)
 }

@@ -84,8 +84,13 @@ func TestRegistryDestinationByTags(t *testing.T) {
 			resp.Body.Close()
 			assert.Equal(t, http.StatusOK, resp.StatusCode, "OnImage uploaded %s to %s", ld, repo)
 		}
-		_, err := remote.Head(repo.Digest(childDigest.String()))
-		require.Error(t, err, "OnImage sends blobs, never a manifest")
+		desc, err := remote.Head(repo.Digest(childDigest.String()))
+		require.NoError(t, err, "OnImage puts the manifest by digest")
+		assert.Equal(t, childDigest, desc.Digest)
+		for _, tag := range tags {
+			_, err := remote.Head(tag)
+			require.Error(t, err, "OnImage moves no tag: %s", tag)
+		}
 	}
 
 	idx, _ := testIndex(t)

@@ -94,8 +94,8 @@ func (r *Registry) Repositories() []name.Repository {
 // Hooks: Preflight checks, before anything compiles, that the credentials
 // may push to every repository (one line naming the registry when not; the
 // repositories are checked at once, the first failure in order is
-// reported); OnImage sends each platform's blobs as soon as it is
-// assembled and checked; OnLayer streams the layers of the last platforms
+// reported); OnImage sends each platform's blobs and its manifest by
+// digest (no tag) as soon as it is assembled and checked; OnLayer streams the layers of the last platforms
 // while they are written, to each repository on its own.
 func (r *Registry) Hooks(ctx context.Context) Hooks {
 	return Hooks{

@@ -15,11 +15,11 @@ import (
 	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
-// Uploader sends an image's blobs (layers and config, never a manifest)
-// ahead of the release, while other platforms still compile. Blobs are
-// content-addressed and invisible until a manifest names them, so this
-// changes no tag and nothing pullable; ToRegistry, given the same
-// Session, then finds them in place.
+// Uploader sends an image's blobs (layers and config) and its manifest by
+// digest ahead of the release, while other platforms still compile. Blobs
+// are content-addressed and a manifest by digest is pullable only by that
+// digest, so this moves no tag; ToRegistry, given the same Session, then
+// finds them in place and neither sends nor checks them again.
 type Uploader struct {
 	reg *registry.Session
 	log *slog.Logger
@@ -38,8 +38,9 @@ func NewUploader(reg *registry.Session, log *slog.Logger) *Uploader {
 	return &Uploader{reg: reg, log: logger(log), streamed: map[string]bool{}}
 }
 
-// Image uploads img's layers and config blob to repo; blobs the registry
-// has are skipped and base layers are mounted where possible. It first
+// Image uploads img's layers and config blob to repo, then its manifest
+// by digest (see place); blobs the registry has are skipped and base
+// layers are mounted where possible. It first
 // asks whether repo holds img's manifest already (a release pushed again):
 // a registry keeps the blobs of a manifest it holds, so then no blob is
 // asked for, and the release finds the manifest in place (Session.Found).
@@ -69,8 +70,36 @@ func (u *Uploader) Image(ctx context.Context, r name.Repository, img v1.Image) e
 	if err := uploadBlobs(ctx, u.reg, r, img); err != nil {
 		return err
 	}
-	u.log.Info("blobs uploaded", "repository", r.String(), "image", d.String(), "duration", time.Since(start).Round(time.Millisecond))
+	placed, err := u.place(ctx, r.Digest(d.String()), img)
+	if err != nil {
+		return err
+	}
+	u.log.Info("blobs uploaded", "repository", r.String(), "image", d.String(), "manifest", placed, "duration", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// place puts img's manifest as ref, its blobs being in place, and asks for
+// it back (Session.Has), so that the release, which would do both after the
+// last platform, finds it checked. A manifest naming a subject is left to
+// the release, which puts it only once its subject is in place. When the
+// registry does not answer with the manifest yet, the release puts and
+// checks it again; place reports whether it was found.
+func (u *Uploader) place(ctx context.Context, ref name.Digest, img v1.Image) (bool, error) {
+	raw, err := img.RawManifest()
+	if err != nil {
+		return false, err
+	}
+	if hasSubject(raw) {
+		return false, nil
+	}
+	if err := u.reg.Put(ctx, ref, img); err != nil {
+		return false, fmt.Errorf("push %s: %w", ref, registry.Explain(err))
+	}
+	in, err := u.reg.Has(ctx, ref)
+	if err != nil {
+		return false, fmt.Errorf("check %s: %w", ref, registry.Explain(err))
+	}
+	return in, nil
 }
 
 // uploadBlobs uploads img's layers and config blob to r with reg.

@@ -41,7 +41,7 @@ type Options struct {
 	Preflight func(ctx context.Context) error
 	// OnImage, if set, runs right after each platform's image is assembled
 	// and has passed its checks, while other platforms may still compile (push uses it to send blobs
-	// early); with attestations on, it also takes, beside that image, each
+	// and the manifest by digest early, moving no tag); with attestations on, it also takes, beside that image, each
 	// artifact carrying the platform's statements (an attestation manifest
 	// or the referrers), whose blobs then go up before the publish phase.
 	// Its error fails the build.
