@@ -49,7 +49,8 @@ func count(reqs []string, method, part string) int {
 
 // A release pushed again asks for each manifest once and for no blob: the
 // Uploader finds each platform's manifest in place (its blobs with it),
-// and publishing neither sends nor checks again what it found. A first release asks for a platform
+// and publishing neither sends nor checks again what it found; a tag found
+// at the index is not written again. A first release asks for a platform
 // manifest once before it is PUT (the Uploader's question; publish does
 // not repeat it) and once after.
 func TestPushAgainAsksOnlyForManifests(t *testing.T) {
@@ -68,6 +69,7 @@ func TestPushAgainAsksOnlyForManifests(t *testing.T) {
 	}
 	assert.Equal(t, 1, count(first, "PUT", "/manifests/"+indexDigest.String()))
 	assert.Positive(t, count(first, "PUT", "/blobs/uploads/"), "first release uploads blobs")
+	assert.Zero(t, count(first, "HEAD", "/manifests/v1"), "a new index's tag is written without asking")
 
 	releaseOnce(t, host, img)
 	again := reqs.Take()
@@ -77,12 +79,22 @@ func TestPushAgainAsksOnlyForManifests(t *testing.T) {
 			asked = append(asked, r)
 		}
 	}
-	want := []string{"PUT /v2/g/app/manifests/v1"}
+	want := []string{"HEAD /v2/g/app/manifests/v1"}
 	for _, d := range append(digests, indexDigest) {
 		want = append(want, "HEAD /v2/g/app/manifests/"+d.String())
 	}
-	assert.ElementsMatch(t, want, asked, "pushed again: one question per manifest, then the tag")
-	desc, err := remote.Head(mustTag(t, host+"/g/app:v1"))
+	assert.ElementsMatch(t, want, asked, "pushed again: one question per manifest and one for the tag, already in place")
+	tag := mustTag(t, host+"/g/app:v1")
+	desc, err := remote.Head(tag)
+	require.NoError(t, err)
+	assert.Equal(t, indexDigest, desc.Digest)
+
+	// The tag moved meanwhile (another release): pushed again, it is put back.
+	require.NoError(t, remote.Write(tag, testkit.Image(t, v1.Platform{OS: "linux", Architecture: "amd64"}, 64, 1)))
+	reqs.Take()
+	releaseOnce(t, host, img)
+	assert.Equal(t, 1, count(reqs.Take(), "PUT", "/manifests/v1"), "a tag elsewhere is written")
+	desc, err = remote.Head(tag)
 	require.NoError(t, err)
 	assert.Equal(t, indexDigest, desc.Digest)
 }

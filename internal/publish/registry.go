@@ -114,12 +114,16 @@ type publisher struct {
 	log  *slog.Logger
 	// sleep waits between the rounds of confirmFallbacks; tests inject it.
 	sleep func(ctx context.Context, d time.Duration) error
+	// again are the indexes (REPOSITORY@DIGEST) the registry held before
+	// this release put them: a release pushed again, whose tags may be in
+	// place already (see tagInPlace).
+	again map[string]bool
 }
 
 // newPublisher uses opts' Session, where the blobs an Uploader sent are
 // known to be there, else one of its own.
 func newPublisher(opts RegistryOptions) (*publisher, error) {
-	p := &publisher{reg: opts.Session, jobs: opts.Jobs, log: logger(opts.Logger), sleep: sleepContext}
+	p := &publisher{reg: opts.Session, jobs: opts.Jobs, log: logger(opts.Logger), sleep: sleepContext, again: map[string]bool{}}
 	if p.reg == nil {
 		var err error
 		if p.reg, err = registry.NewSession(imageref.Options{}); err != nil {
@@ -176,8 +180,12 @@ func (p *publisher) pushByDigest(ctx context.Context, images []Image, repos []na
 // registry has it (a release pushed again), its manifest by digest.
 func (p *publisher) pushIndex(ctx context.Context, ref name.Digest, idx v1.ImageIndex) error {
 	in, err := p.reg.Has(ctx, ref)
-	if err != nil || in {
+	if err != nil {
 		return err
+	}
+	if in {
+		p.again[ref.String()] = true
+		return nil
 	}
 	return p.reg.Put(ctx, ref, idx)
 }
@@ -279,6 +287,11 @@ func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.
 			}
 			taggable = child
 		}
+		if p.tagInPlace(ctx, repos[t.image].Digest(t.index.String()), tag, t.digest) {
+			res.Written = append(res.Written, tag.String())
+			p.log.Info("tag in place", "tag", tag.String(), "digest", t.digest.String())
+			continue
+		}
 		if err := p.reg.Tag(ctx, tag, taggable); err != nil {
 			var rest []string
 			for _, r := range pending[n:] {
@@ -290,6 +303,19 @@ func (p *publisher) writeTags(ctx context.Context, images []Image, repos []name.
 		p.log.Info("tagged", "tag", tag.String(), "digest", t.digest.String())
 	}
 	return res, nil
+}
+
+// tagInPlace reports whether tag already points at digest, asking (a HEAD,
+// far cheaper for a registry than a PUT that makes it check every child of
+// an index again) only when the release's index was in place before it
+// (pushIndex): a release pushed again. Any failure to ask is "no": the tag
+// is then written as usual.
+func (p *publisher) tagInPlace(ctx context.Context, index name.Digest, tag name.Tag, digest v1.Hash) bool {
+	if !p.again[index.String()] {
+		return false
+	}
+	desc, err := p.reg.Head(ctx, tag)
+	return err == nil && desc.Digest == digest
 }
 
 // maxChecks bounds the manifest checks in flight before tagging.

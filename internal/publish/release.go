@@ -52,7 +52,7 @@ func tagOrder(images []Image) []pendingTag {
 	for i, img := range images {
 		digest, _ := img.Index.Digest()
 		for _, t := range img.Tags {
-			pt := pendingTag{image: i, tag: t, digest: digest}
+			pt := pendingTag{image: i, tag: t, digest: digest, index: digest}
 			if t == "latest" {
 				latest = append(latest, pt)
 			} else {
@@ -60,15 +60,18 @@ func tagOrder(images []Image) []pendingTag {
 			}
 		}
 		for _, t := range img.PlatformTags {
-			platform = append(platform, pendingTag{image: i, tag: t.Tag, digest: t.Manifest, platform: true})
+			platform = append(platform, pendingTag{image: i, tag: t.Tag, digest: t.Manifest, index: digest, platform: true})
 		}
 	}
 	return append(append(first, platform...), latest...)
 }
 
 type pendingTag struct {
-	image    int
-	tag      string
-	digest   v1.Hash
+	image  int
+	tag    string
+	digest v1.Hash
+	// index is the digest of the image's index (digest's too, but for a
+	// platform tag).
+	index    v1.Hash
 	platform bool
 }

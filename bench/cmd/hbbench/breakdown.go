@@ -107,7 +107,7 @@ func marksOf(s sample, bd breakdown) runMarks {
 			m.pushed = t
 		case e.Kind == "log" && e.Message == "manifests checked":
 			m.checked = t
-		case e.Kind == "log" && e.Message == "tagged":
+		case e.Kind == "log" && (e.Message == "tagged" || e.Message == "tag in place"):
 			m.tagged = t
 		}
 	}
