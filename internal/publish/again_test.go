@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
@@ -111,16 +112,21 @@ func manifestRequests(reqs []string, d v1.Hash) []string {
 	return out
 }
 
+// newUploader is an Uploader on its own Session, to the repository g/app
+// of a registry whose requests reqs logs.
+func newUploader(t *testing.T) (reqs *testkit.RequestLog, s *registry.Session, u *Uploader, repo name.Repository) {
+	reqs = &testkit.RequestLog{}
+	host := testkit.Registry(t, reqs.Wrap)
+	s, err := registry.NewSession(imageref.Options{Keychain: authn.NewMultiKeychain()})
+	require.NoError(t, err)
+	return reqs, s, NewUploader(s, nil), mustRepo(t, host+"/g/app")
+}
+
 // An image with a layer the Uploader has just streamed is new work: its
 // blobs go without first asking for its manifest. Each image's manifest is
 // then put by digest and asked for once, so the release finds it in place.
 func TestStreamedImageIsNotAskedFor(t *testing.T) {
-	var reqs testkit.RequestLog
-	host := testkit.Registry(t, reqs.Wrap)
-	s, err := registry.NewSession(imageref.Options{Keychain: authn.NewMultiKeychain()})
-	require.NoError(t, err)
-	u := NewUploader(s, nil)
-	repo := mustRepo(t, host+"/g/app")
+	reqs, s, u, repo := newUploader(t)
 	img := testkit.Image(t, v1.Platform{OS: "linux", Architecture: "amd64"}, 256, 2)
 	layers, err := img.Layers()
 	require.NoError(t, err)
@@ -149,12 +155,7 @@ func TestStreamedImageIsNotAskedFor(t *testing.T) {
 // not put ahead of the release: its blobs are uploaded, its manifest is
 // left for the release to put once its subject is in place.
 func TestUploaderLeavesSubjectManifests(t *testing.T) {
-	var reqs testkit.RequestLog
-	host := testkit.Registry(t, reqs.Wrap)
-	s, err := registry.NewSession(imageref.Options{Keychain: authn.NewMultiKeychain()})
-	require.NoError(t, err)
-	u := NewUploader(s, nil)
-	repo := mustRepo(t, host+"/g/app")
+	reqs, s, u, repo := newUploader(t)
 	subject := testkit.Image(t, v1.Platform{OS: "linux", Architecture: "amd64"}, 256, 1)
 	sd, err := partial.Descriptor(subject)
 	require.NoError(t, err)
