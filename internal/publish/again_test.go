@@ -2,7 +2,9 @@ package publish
 
 import (
 	"context"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -170,4 +172,49 @@ func TestUploaderLeavesSubjectManifests(t *testing.T) {
 	in, known := s.Found(repo.Digest(d.String()))
 	assert.True(t, known)
 	assert.False(t, in)
+}
+
+// A registry that does not yet answer for a platform manifest the
+// Uploader just put (a lagging replica behind a load balancer) gets it
+// from the release again: publish puts it a second time and checks it
+// before any tag moves. (The release's own check of a manifest is not
+// retried: a registry that lags there fails the release, tags untouched.)
+func TestLaggingManifestIsPutAgain(t *testing.T) {
+	var reqs testkit.RequestLog
+	idx, digests := testIndex(t)
+	indexDigest, err := idx.Digest()
+	require.NoError(t, err)
+	platformManifest := map[string]bool{}
+	for _, d := range digests {
+		platformManifest["/v2/g/app/manifests/"+d.String()] = true
+	}
+	var mu sync.Mutex
+	lagged := map[string]bool{} // manifest paths whose first HEAD after their PUT was a 404
+	put := map[string]bool{}
+	lag := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if platformManifest[r.URL.Path] {
+				mu.Lock()
+				miss := r.Method == http.MethodHead && put[r.URL.Path] && !lagged[r.URL.Path]
+				lagged[r.URL.Path] = lagged[r.URL.Path] || miss
+				put[r.URL.Path] = put[r.URL.Path] || r.Method == http.MethodPut
+				mu.Unlock()
+				if miss {
+					w.WriteHeader(http.StatusNotFound)
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	host := testkit.Registry(t, lag, reqs.Wrap) // reqs sees lag's answers
+	releaseOnce(t, host, Image{Name: "app", Index: idx, Tags: []string{"v1"}})
+	got := reqs.Take()
+	for _, d := range digests {
+		assert.Equal(t, []string{"HEAD", "PUT", "HEAD", "PUT", "HEAD"}, manifestRequests(got, d),
+			"asked, put, missing; put again and checked by the release:\n%s", strings.Join(got, "\n"))
+	}
+	desc, err := remote.Head(mustTag(t, host+"/g/app:v1"))
+	require.NoError(t, err)
+	assert.Equal(t, indexDigest, desc.Digest)
 }
