@@ -15,10 +15,10 @@ const (
 	idlePushKo, busyPushKo       = 0.75, 1.00
 )
 
-// idleFloorLimit is w's idle push ÷ floor target.
-func idleFloorLimit(w *workload) float64 {
-	if w.Key == "mid" {
-		return idlePushFloorMid
+// idleFloor is w's idle push ÷ floor target.
+func (w *workload) idleFloor() float64 {
+	if w.IdleFloor > 0 {
+		return w.IdleFloor
 	}
 	return idlePushFloor
 }
@@ -71,7 +71,7 @@ func (b *bench) releaseRows(w *workload, idle, busy *modeSteps) {
 		r = times("helperbuild push → registry", hbPushOf)
 		r.RSS, r.Bytes = true, true
 		r.ratios(idle, busy, hbPushOf, floorFullOf, "floor")
-		r.judge(idle, busy, hbPushOf, floorFullOf, idleFloorLimit(w), busyPushFloor, "floor")
+		r.judge(idle, busy, hbPushOf, floorFullOf, w.idleFloor(), busyPushFloor, "floor")
 		b.noopRow(title, idle, busy)
 		b.attestRow(title, idle, busy)
 		if idle.hbPushB != nil {

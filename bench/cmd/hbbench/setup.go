@@ -151,6 +151,8 @@ type workload struct {
 	// else on the tiny base.
 	Busybox bool
 	Size    int64 // linux/amd64 binary size, once the floor has built it
+	// IdleFloor is the idle push ÷ floor target; 0: idlePushFloor.
+	IdleFloor float64
 }
 
 func (b *bench) workload(name string) (*workload, error) {
@@ -164,7 +166,8 @@ func (b *bench) workload(name string) (*workload, error) {
 			Dir: filepath.Join(b.cfg.repo, "bench", "bigmain"), Pkg: ".", Bin: "bigmain", XVar: "main.benchRun"}, nil
 	case "mid":
 		return &workload{Key: "mid", Title: "bench/bigmain/mid on a busybox base",
-			Dir: filepath.Join(b.cfg.repo, "bench", "bigmain"), Pkg: "./mid", Bin: "mid", XVar: "main.benchRun", Busybox: true}, nil
+			Dir: filepath.Join(b.cfg.repo, "bench", "bigmain"), Pkg: "./mid", Bin: "mid", XVar: "main.benchRun", Busybox: true,
+			IdleFloor: idlePushFloorMid}, nil
 	case "huge":
 		if err := writeBlob(filepath.Join(b.cfg.repo, "bench", "bigmain", "huge", "blob.bin"), b.cfg.hugeMB<<20); err != nil {
 			return nil, err
