@@ -76,6 +76,7 @@ var roles = map[string]role{
 	"internal/gitlabbase": fixture,
 	"test/e2e":            suite,
 	"test/faultproxy":     suite,
+	"test/tokenauth":      suite,
 	"docs":                suite,
 
 	"internal/sandbox/sandboxtest": fixture,
