@@ -5,7 +5,8 @@
 #   1. the real components the suite drives: the CNCF distribution registry
 #      (docker-registry), skopeo, containerd + ctr, runc, umoci, qemu-user-static
 #      (with its binfmt_misc descriptions), htpasswd (apache2-utils), openssl and git;
-#      regctl (go install, pinned) to read attestations back;
+#      regctl (go install, pinned) to read attestations back; CNCF distribution v3 (go install,
+#      pinned, as distribution-v3), the second registry implementation;
 #   2. .debs for amd64, arm64, armhf, ppc64el and s390x in a cache directory: busybox-static
 #      (the suite builds its multi-arch base image from it) and the packages of a GitLab-like
 #      base (internal/gitlabbase). Foreign architectures are added to dpkg only for the
@@ -115,6 +116,21 @@ if ! command -v regctl >/dev/null 2>&1; then
 	as_root "install regctl $regctl_version into /usr/local/bin"
 	log "installing regctl $regctl_version"
 	GOBIN=/usr/local/bin CGO_ENABLED=0 go install "github.com/regclient/regclient/cmd/regctl@$regctl_version"
+fi
+
+# CNCF distribution v3 is the suite's second registry implementation (token auth with a
+# GitLab-like token service, the OCI 1.1 referrers API; test/e2e/registries_test.go); Debian's
+# docker-registry is 2.8. Pinned, from the Go module proxy (go install names it registry:
+# built into a temporary GOBIN and installed as distribution-v3, beside docker-registry);
+# kept when go version -m names this version.
+distribution_version=v3.1.2
+if ! { command -v distribution-v3 >/dev/null 2>&1 && go version -m "$(command -v distribution-v3)" | grep -q "^[[:space:]]*mod[[:space:]]*github.com/distribution/distribution/v3[[:space:]]*$distribution_version[[:space:]]"; }; then
+	as_root "install distribution $distribution_version into /usr/local/bin"
+	log "installing distribution $distribution_version as distribution-v3 (go install)"
+	dist_gobin=$(mktemp -d)
+	GOTOOLCHAIN=local GOBIN=$dist_gobin CGO_ENABLED=0 go install "github.com/distribution/distribution/v3/cmd/registry@$distribution_version"
+	install -m 0755 "$dist_gobin/registry" /usr/local/bin/distribution-v3
+	rm -rf "$dist_gobin"
 fi
 
 # buildx reads index-mode attestations as Docker users do (imagetools inspect, no daemon);

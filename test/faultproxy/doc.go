@@ -16,5 +16,10 @@
 // client that retries at least that often always gets through; Persistent
 // faults hit every matching request, forever.
 //
+// Options.Every replaces the seeded schedule with a rate limit: every nth
+// eligible request, in arrival order, gets the fault. Stats also counts the
+// target's answers by status (401s of an auth: token registry) and the body
+// bytes of requests it accepted.
+//
 // Only loopback targets are accepted; the proxy never reaches further.
 package faultproxy

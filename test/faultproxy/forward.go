@@ -6,7 +6,22 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 )
+
+// countingReader counts the bytes read from a request body.
+type countingReader struct {
+	r io.ReadCloser
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (c *countingReader) Close() error { return c.r.Close() }
 
 // hopHeaders are not forwarded (RFC 9110 section 7.6.1).
 var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",

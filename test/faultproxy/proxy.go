@@ -31,6 +31,10 @@ type Options struct {
 	// Delay is how long Slow waits; 0 means one hour (a client without a
 	// per-attempt timeout hangs, as it would on a real stalled server).
 	Delay time.Duration
+	// Every, when above 0, replaces the seeded schedule: every Every-th
+	// eligible request (counted over all keys, in arrival order) gets the
+	// first of Faults, forever (a rate limit: Every 3, Faults TooMany).
+	Every int
 }
 
 // Injection is one fault the proxy injected.
@@ -46,6 +50,12 @@ type Stats struct {
 	Requests int
 	Faults   map[Fault]int
 	Injected []Injection // in the order injected
+	// Statuses counts the target's answers by status (injected faults are
+	// not answers of the target).
+	Statuses map[int]int
+	// Uploaded sums the request body bytes the target read from requests
+	// it answered with a 2xx: bytes that reached it and were accepted.
+	Uploaded int64
 }
 
 // Proxy is a running fault-injecting reverse proxy.
@@ -59,6 +69,7 @@ type Proxy struct {
 	mu       sync.Mutex
 	attempts map[string]int // requests seen per key
 	faulted  map[string]int // faults injected per key
+	eligible int            // eligible requests seen (Every)
 	stats    Stats
 }
 
@@ -70,6 +81,9 @@ func Start(opts Options) (*Proxy, error) {
 	}
 	if target.Scheme != "http" || !isLoopback(target.Hostname()) {
 		return nil, fmt.Errorf("target %q: want http://127.0.0.1:PORT (loopback only)", opts.Target)
+	}
+	if opts.Every < 0 {
+		return nil, fmt.Errorf("every %d: want 0 (seeded schedule) or more", opts.Every)
 	}
 	if opts.Rate < 0 || opts.Rate > 1 {
 		return nil, fmt.Errorf("rate %v: want a fraction in [0, 1]", opts.Rate)
@@ -94,7 +108,7 @@ func Start(opts Options) (*Proxy, error) {
 		upstream: &http.Transport{Proxy: nil, DisableCompression: true, MaxIdleConnsPerHost: 16},
 		attempts: map[string]int{},
 		faulted:  map[string]int{},
-		stats:    Stats{Faults: map[Fault]int{}},
+		stats:    Stats{Faults: map[Fault]int{}, Statuses: map[int]int{}},
 	}
 	p.server = &http.Server{Handler: p, ReadHeaderTimeout: time.Minute}
 	go func() { _ = p.server.Serve(l) }()
@@ -130,6 +144,10 @@ func (p *Proxy) Stats() Stats {
 	for k, v := range p.stats.Faults {
 		s.Faults[k] = v
 	}
+	s.Statuses = make(map[int]int, len(p.stats.Statuses))
+	for k, v := range p.stats.Statuses {
+		s.Statuses[k] = v
+	}
 	s.Injected = slices.Clone(p.stats.Injected)
 	return s
 }
@@ -143,7 +161,13 @@ func (p *Proxy) decide(r *http.Request) (Fault, int) {
 	n := p.attempts[key]
 	p.attempts[key]++
 	p.stats.Requests++
-	f, status := p.opts.choose(r, key, n, p.faulted[key])
+	var f Fault
+	var status int
+	if p.opts.Every > 0 {
+		f, status = p.everyNth(r)
+	} else {
+		f, status = p.opts.choose(r, key, n, p.faulted[key])
+	}
 	if f != Status5xx {
 		status = 0
 	}
@@ -153,6 +177,30 @@ func (p *Proxy) decide(r *http.Request) (Fault, int) {
 		p.stats.Injected = append(p.stats.Injected, Injection{Key: key, Attempt: n, Fault: f, Status: status})
 	}
 	return f, status
+}
+
+// everyNth is the schedule of Options.Every; p.mu is held.
+func (p *Proxy) everyNth(r *http.Request) (Fault, int) {
+	f := p.opts.Faults[0]
+	if (p.opts.Match != nil && !p.opts.Match(r)) || !f.applies(r) {
+		return None, 0
+	}
+	p.eligible++
+	if p.eligible%p.opts.Every != 0 {
+		return None, 0
+	}
+	return f, statuses[0]
+}
+
+// answered records the target's answer to a request whose body it read
+// body bytes of.
+func (p *Proxy) answered(status int, body int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stats.Statuses[status]++
+	if status >= 200 && status < 300 {
+		p.stats.Uploaded += body
+	}
 }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -178,12 +226,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-t.C:
 		}
 	}
+	body := &countingReader{r: r.Body}
+	r.Body = body
 	resp, err := p.forward(r)
 	if err != nil {
 		writeError(w, http.StatusBadGateway, nil)
 		return
 	}
 	defer resp.Body.Close()
+	p.answered(resp.StatusCode, body.n.Load())
 	switch f {
 	case ResetMidBody:
 		breakResponse(w, resp, true)

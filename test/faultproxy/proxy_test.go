@@ -262,3 +262,38 @@ func TestRequestKey(t *testing.T) {
 		assert.Equal(t, want, requestKey(req))
 	}
 }
+
+// TestEveryNthIsARateLimit: with Every 3, exactly every third request is
+// answered 429 with Retry-After, in arrival order over all keys; the
+// target's answers and the bytes it accepted are counted.
+func TestEveryNthIsARateLimit(t *testing.T) {
+	srv, hits := backend(t)
+	p := start(t, Options{Target: srv.URL, Every: 3, Faults: []Fault{TooMany}})
+	c := plain()
+	var got []int
+	for i := range 9 {
+		method, body := http.MethodGet, io.Reader(nil)
+		if i%2 == 1 {
+			method, body = http.MethodPatch, strings.NewReader(strings.Repeat("u", 100))
+		}
+		req, err := http.NewRequest(method, p.URL()+fmt.Sprintf("/v2/g/h/blobs/uploads/%d", i), body)
+		require.NoError(t, err)
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		got = append(got, resp.StatusCode)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+		}
+	}
+	assert.Equal(t, []int{200, 202, 429, 202, 200, 429, 200, 202, 429}, got)
+	st := p.Stats()
+	assert.Equal(t, 3, st.Faults[TooMany])
+	assert.Equal(t, int32(6), hits.Load(), "429s are not forwarded")
+	assert.Equal(t, map[int]int{200: 3, 202: 3}, st.Statuses)
+	assert.Equal(t, int64(300), st.Uploaded, "three PATCHes of 100 bytes reached the target")
+
+	_, err := Start(Options{Target: srv.URL, Every: -1})
+	require.ErrorContains(t, err, "every -1")
+}
