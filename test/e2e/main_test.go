@@ -236,7 +236,7 @@ func (s *Suite) setUp(ctx context.Context) error {
 }
 
 // requiredTools are the programs the suite runs; scripts/install-test-deps.sh installs them.
-var requiredTools = []string{"go", "git", "dpkg-deb", "docker-registry", "htpasswd", "skopeo",
+var requiredTools = []string{"go", "git", "dpkg-deb", "docker-registry", "distribution-v3", "htpasswd", "skopeo",
 	"containerd", "ctr", "runc", "umoci", "regctl", "qemu-aarch64-static", "qemu-arm-static",
 	"qemu-ppc64le-static", "qemu-s390x-static", "qemu-riscv64-static", "cosign", "buildx"}
 

@@ -35,6 +35,10 @@ type Options struct {
 	// eligible request (counted over all keys, in arrival order) gets the
 	// first of Faults, forever (a rate limit: Every 3, Faults TooMany).
 	Every int
+	// Intercept, when set, sees every request no fault was injected into
+	// before it is forwarded; true means it answered the request itself
+	// (tokenauth's expiry gate answers 401 so).
+	Intercept func(http.ResponseWriter, *http.Request) bool
 }
 
 // Injection is one fault the proxy injected.
@@ -56,6 +60,8 @@ type Stats struct {
 	// Uploaded sums the request body bytes the target read from requests
 	// it answered with a 2xx: bytes that reached it and were accepted.
 	Uploaded int64
+	// Intercepted counts the requests Options.Intercept answered.
+	Intercepted int
 }
 
 // Proxy is a running fault-injecting reverse proxy.
@@ -225,6 +231,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-t.C:
 		}
+	}
+	if f == None && p.opts.Intercept != nil && p.opts.Intercept(w, r) {
+		p.mu.Lock()
+		p.stats.Intercepted++
+		p.mu.Unlock()
+		return
 	}
 	body := &countingReader{r: r.Body}
 	r.Body = body

@@ -2,6 +2,7 @@ package tokenauth
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -44,18 +45,22 @@ type Event struct {
 	Scopes  []string // as requested: "repository:group/app:pull,push"
 	Granted []string // as granted, same form; empty actions are left out
 	Expires time.Time
+	// Expired marks an answer of an ExpireAfter gate: a request refused
+	// because its token (User's, for Scopes) had expired.
+	Expired bool
 }
 
 // Stats sums the log.
 type Stats struct {
 	Issued int // tokens issued (200s)
-	// Renewed counts tokens issued for a user and scope set whose last
-	// token had expired by then: a client that met the expiry.
+	// Renewed counts tokens issued because one had expired (see Stats):
+	// a client that met the expiry.
 	Renewed int
 	// Reissued counts tokens issued for a user and scope set whose last
 	// token was still valid (a client that did not keep its token).
 	Reissued int
-	Refused  int // 401s: unknown user or wrong password
+	Refused  int // the realm's 401s: unknown user or wrong password
+	Expired  int // requests an ExpireAfter gate refused
 }
 
 // Service is a running token service; serve Handler at the realm's URL.
@@ -63,8 +68,9 @@ type Service struct {
 	opts   Options
 	signer *signer
 
-	mu  sync.Mutex
-	log []Event
+	mu     sync.Mutex
+	log    []Event
+	tokens map[[32]byte]*issued // by the token's SHA-256
 }
 
 // New makes a Service with a fresh test CA.
@@ -104,7 +110,7 @@ func New(opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{opts: opts, signer: s}, nil
+	return &Service{opts: opts, signer: s, tokens: map[[32]byte]*issued{}}, nil
 }
 
 // RootCertBundle is the PEM of the test CA: the registry's
@@ -125,23 +131,34 @@ func (s *Service) Log() []Event {
 	return slices.Clone(s.log)
 }
 
-// Stats sums Log.
+// Stats sums Log. A token issued to a user after a gate refused one of the
+// user's tokens as expired is a renewal (one per refusal), as is one issued
+// for a user and scope set whose last token had outlived its lifetime.
 func (s *Service) Stats() Stats {
 	var st Stats
 	last := map[string]time.Time{} // user and scopes -> expiry of the last token
+	pending := map[string]int{}    // user -> refusals not yet followed by a new token
 	for _, e := range s.Log() {
-		if e.Status != http.StatusOK {
+		key := e.User + "\x00" + strings.Join(e.Scopes, " ")
+		switch {
+		case e.Expired:
+			st.Expired++
+			pending[e.User]++
+			continue
+		case e.Status != http.StatusOK:
 			st.Refused++
 			continue
 		}
 		st.Issued++
-		key := e.User + "\x00" + strings.Join(e.Scopes, " ")
-		if exp, ok := last[key]; ok {
-			if e.Time.Before(exp) {
-				st.Reissued++
-			} else {
-				st.Renewed++
-			}
+		exp, had := last[key]
+		switch {
+		case pending[e.User] > 0:
+			pending[e.User]--
+			st.Renewed++
+		case had && !e.Time.Before(exp):
+			st.Renewed++
+		case had:
+			st.Reissued++
 		}
 		last[key] = e.Expires
 	}
@@ -200,6 +217,9 @@ func (s *Service) serveToken(w http.ResponseWriter, r *http.Request) {
 	for _, a := range access {
 		granted = append(granted, a.Type+":"+a.Name+":"+strings.Join(a.Actions, ","))
 	}
+	s.mu.Lock()
+	s.tokens[sha256.Sum256([]byte(token))] = &issued{user: user, scopes: scopes}
+	s.mu.Unlock()
 	s.record(Event{Time: now, User: user, Status: http.StatusOK, Scopes: scopes, Granted: granted, Expires: exp})
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(tokenResponse{Token: token, AccessToken: token,

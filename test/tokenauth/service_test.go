@@ -195,3 +195,39 @@ func TestOptionsAreChecked(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 }
+
+// TestExpireAfterUses: a token passes the gate uses times, then every
+// request with it is answered 401 with the registry's challenge and scope;
+// the next token the user fetches counts as a renewal.
+func TestExpireAfterUses(t *testing.T) {
+	c := &clock{t: time.Unix(1_800_000_000, 0)}
+	s, srv := newTestService(t, c, time.Minute)
+	gate := s.ExpireAfter(2, srv.URL+"/jwt/auth")
+	ask := func(method, path, token string) (bool, *httptest.ResponseRecorder) {
+		req := httptest.NewRequest(method, path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		w := httptest.NewRecorder()
+		return gate(w, req), w
+	}
+	_, tr := fetch(t, srv, CIJobUser, jobToken, "repository:group/project:pull,push")
+	for range 2 {
+		answered, _ := ask(http.MethodHead, "/v2/group/project/blobs/sha256:abc", tr.Token)
+		require.False(t, answered, "a fresh token passes")
+	}
+	answered, w := ask(http.MethodPatch, "/v2/group/project/blobs/uploads/xyz", tr.Token)
+	require.True(t, answered, "the third use is refused")
+	require.Equal(t, http.StatusUnauthorized, w.Code)
+	require.Equal(t, `Bearer realm="`+srv.URL+`/jwt/auth",service="container_registry",scope="repository:group/project:pull,push",error="invalid_token"`,
+		w.Header().Get("WWW-Authenticate"))
+	answered, _ = ask(http.MethodGet, "/v2/", "not-a-token-of-ours")
+	require.False(t, answered, "a foreign token passes")
+	answered, _ = ask(http.MethodGet, "/v2/", "")
+	require.False(t, answered, "no token passes")
+
+	_, tr2 := fetch(t, srv, CIJobUser, jobToken, "repository:group/project:pull,push")
+	answered, _ = ask(http.MethodGet, "/v2/group/project/manifests/v1", tr2.Token)
+	require.False(t, answered, "the renewed token passes")
+	require.Equal(t, Stats{Issued: 2, Renewed: 1, Expired: 1}, s.Stats())
+}
