@@ -26,6 +26,9 @@ type Retries struct {
 	// Timeout abandons (and retries) a request that makes no progress for
 	// this long; 0 never does.
 	Timeout time.Duration
+	// Now reads the clock (Retry-After dates, token expiry); nil: time.Now.
+	// Tests inject the clock their registry's tokens expire on.
+	Now func() time.Time
 }
 
 // Check says what is wrong with r, naming the flags that set it.
@@ -47,6 +50,9 @@ func (r Retries) Check() error {
 func WithRetries(o imageref.Options, r Retries, log *slog.Logger) (imageref.Options, *retry.Transport, error) {
 	ro := retry.DefaultOptions()
 	ro.Retries, ro.Timeout, ro.Logger = r.Retries, r.Timeout, log
+	if r.Now != nil {
+		ro.Now = r.Now
+	}
 	// Below the retries, so the bytes of each attempt are counted as they go out.
 	rt, err := retry.New(progress.CountingTransport(HTTPTransport(o)), ro)
 	if err != nil {
@@ -59,11 +65,20 @@ func WithRetries(o imageref.Options, r Retries, log *slog.Logger) (imageref.Opti
 
 // ReportRetries sums up the retries of a run on log: one warning per host
 // that had any, with the count and the last cause (each retry is an INFO
-// record of the retry logger, shown with -v).
+// record of the retry logger, shown with -v), one with the time spent
+// waiting before them, and an INFO record of the 401s answered with new
+// credentials (an expired token is renewed by the auth layer, not retried).
 func ReportRetries(log *slog.Logger, rt *retry.Transport) {
 	s := rt.Stats()
 	for _, h := range slices.Sorted(maps.Keys(s.PerHost)) {
 		log.Warn("registry retries", "host", h, "retries", s.PerHost[h].Retries, "last", s.PerHost[h].Last)
+	}
+	if s.Waited > 0 {
+		log.Warn("waited before retrying", "total", s.Waited.Round(time.Millisecond).String())
+	}
+	if s.Challenges > 0 {
+		log.Info("registry asked for new credentials", "401s", s.Challenges,
+			"sent again with their body", s.Resent, "tokens checked before blob data", s.Checked)
 	}
 }
 

@@ -22,6 +22,10 @@ func transientStatus(code int) bool {
 	return false
 }
 
+// reasonBodySpent names a blob upload sent again after a 401 once its data
+// was read: go-containerregistry restarts the upload with the new token.
+const reasonBodySpent = "credentials renewed after the data was sent"
+
 func statusReason(code int) string { return "status " + strconv.Itoa(code) }
 
 // errTimeout marks an attempt this transport abandoned for lack of progress.
@@ -35,6 +39,8 @@ func errReason(err error) (string, bool) {
 		return "", false
 	case errors.Is(err, errTimeout):
 		return "timeout", true
+	case errors.Is(err, errBodySpent):
+		return reasonBodySpent, true
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "", false
 	case errors.Is(err, syscall.ECONNRESET):

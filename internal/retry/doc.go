@@ -25,6 +25,15 @@
 // So every failure is retried by one layer only: this transport for single
 // requests, go-containerregistry for blob uploads; retries never multiply.
 //
+// A request sent again after a 401 (go-containerregistry's bearer transport
+// renews its token and sends the same *http.Request once more) goes out
+// with a fresh copy of its body (req.GetBody); one whose body cannot be read
+// again fails instead of going out short, and a blob upload is then
+// restarted as above. Before a blob's data whose bearer token (a JWT)
+// expires within 30 seconds, the upload is asked for with that token
+// first: a 401 there answers the data request, its body unsent, so a token
+// that runs out does not send a blob twice (renew.go).
+//
 // A download cut short — a GET whose 200 response body ends or breaks before
 // its Content-Length — is resumed: the transport asks again for the missing
 // bytes (Range: bytes=N-END) and continues the same body, when the response

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Stats counts what a Transport did, for a summary at the end of a run.
@@ -22,6 +23,14 @@ type Stats struct {
 	Hosts []string
 	// PerHost are the retries of each host that had any.
 	PerHost map[string]HostRetries
+	// Waited is the time spent waiting before retries (backoff and
+	// Retry-After), summed over requests that may have waited at once.
+	Waited time.Duration
+	// Challenges counts 401 answers (the layer above renews its token and
+	// sends the request again); Resent counts the requests sent again with a
+	// fresh copy of their body; Checked counts the token checks made before
+	// a blob's data whose token was about to expire.
+	Challenges, Resent, Checked int
 }
 
 // HostRetries are one host's retries: how many, and the reason of the last.
@@ -66,6 +75,25 @@ type counters struct {
 	gaveUp  int
 	hosts   map[string]bool
 	perHost map[string]HostRetries
+	wait    time.Duration
+	// challenges, resent, checked: see Stats.
+	challenges, resent, checked int
+}
+
+func (c *counters) waited(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.wait += d
+}
+
+func (c *counters) challengedOnce() { c.add(&c.challenges) }
+func (c *counters) resentOnce()     { c.add(&c.resent) }
+func (c *counters) checkedOnce()    { c.add(&c.checked) }
+
+func (c *counters) add(n *int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	*n++
 }
 
 func (c *counters) sent(host string) {
@@ -96,5 +124,8 @@ func (c *counters) gaveUpOnce() {
 func (c *counters) snapshot() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Stats{Retries: maps.Clone(c.retries), GaveUp: c.gaveUp, Hosts: slices.Sorted(maps.Keys(c.hosts)), PerHost: maps.Clone(c.perHost)}
+	return Stats{
+		Retries: maps.Clone(c.retries), GaveUp: c.gaveUp, Hosts: slices.Sorted(maps.Keys(c.hosts)), PerHost: maps.Clone(c.perHost),
+		Waited: c.wait, Challenges: c.challenges, Resent: c.resent, Checked: c.checked,
+	}
 }

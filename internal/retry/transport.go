@@ -10,9 +10,10 @@ import (
 // Transport retries transient failures of the requests it sends through the
 // next RoundTripper; see the package documentation for what it retries.
 type Transport struct {
-	next  http.RoundTripper
-	opts  Options
-	stats counters
+	next       http.RoundTripper
+	opts       Options
+	stats      counters
+	challenges challenged // requests answered 401, until they come again
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -58,7 +59,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	t.stats.sent(req.URL.Host)
 	replay := replayable(req)
-	areq := req
+	areq, renewed, err := t.again(req)
+	if err != nil {
+		return nil, err
+	}
+	if !renewed {
+		if resp := t.checkToken(areq); resp != nil {
+			t.answered(req, resp, bodyUnsent)
+			return resp, nil
+		}
+	}
 	for n := 0; ; n++ {
 		if n > 0 {
 			var err error
@@ -84,6 +94,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				}
 				return nil, err
 			}
+			t.answered(req, resp, bodySent)
 			return t.resumable(req, resp, n), nil
 		}
 		if !replay || n >= t.opts.Retries {
@@ -101,6 +112,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		t.logRetry(req, reason, n+1, wait)
 		t.stats.retry(req.URL.Host, reason)
+		t.stats.waited(wait)
 		if err := t.opts.Sleep(ctx, wait); err != nil {
 			return nil, fmt.Errorf("waiting to retry after %s: %w", reason, err)
 		}

@@ -168,8 +168,10 @@ func TestExhaustedRetriesNameTheLastReason(t *testing.T) {
 	var re *Error
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, 3, re.Attempts)
+	// Rand 0.5: half of 200ms, then half of 400ms.
+	assert.Equal(t, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, f.sleeps.all())
 	assert.Equal(t, Stats{Retries: map[string]int{"connection refused": 2}, GaveUp: 1, Hosts: []string{addr},
-		PerHost: map[string]HostRetries{addr: {Retries: 2, Last: "connection refused"}}}, f.rt.Stats())
+		PerHost: map[string]HostRetries{addr: {Retries: 2, Last: "connection refused"}}, Waited: 300 * time.Millisecond}, f.rt.Stats())
 }
 
 func TestZeroRetries(t *testing.T) {
