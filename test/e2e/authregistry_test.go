@@ -116,7 +116,9 @@ func (s *Suite) startAuthRegistry(t *testing.T, impl registryImpl, auth string, 
 		if o.Uses == 0 {
 			o.Uses = 8
 		}
-		gate = tokens.ExpireAfter(o.Uses, realm)
+		if o.Uses > 0 {
+			gate = tokens.ExpireAfter(o.Uses, realm)
+		}
 	case authBasic:
 		r.Admin, r.AdminPassword = "e2e-user", "e2e-pw-"+randomHex(8)
 		out, err := exec.Command("htpasswd", "-Bbn", r.Admin, r.AdminPassword).Output()
@@ -163,14 +165,15 @@ http:
 	require.NoError(t, lastErr, "start %s with %s auth", impl.Name, auth)
 	t.Cleanup(func() { _ = r.d.stop(10 * time.Second) })
 
-	// The gate is armed once the base is in: skopeo (containers/image) does not renew a
-	// token that expires in the middle of an upload.
+	// The gate and the rate limit are armed once the base is in: skopeo (containers/image)
+	// neither renews a token that expires in the middle of an upload nor waits out a 429.
 	var armed atomic.Bool
 	intercept := func(w http.ResponseWriter, req *http.Request) bool {
 		return gate != nil && armed.Load() && gate(w, req)
 	}
 	proxy, err := faultproxy.Start(faultproxy.Options{Target: "http://" + strings.Replace(r.Direct, "localhost", "127.0.0.1", 1),
-		Every: o.Every, Faults: []faultproxy.Fault{faultproxy.TooMany}, Intercept: intercept})
+		Every: o.Every, Faults: []faultproxy.Fault{faultproxy.TooMany}, Intercept: intercept,
+		Match: func(*http.Request) bool { return armed.Load() }})
 	require.NoError(t, err)
 	t.Cleanup(proxy.Close)
 	r.Proxy = proxy
