@@ -92,7 +92,7 @@ func missingPushScope(ctx context.Context, client *http.Client, repo name.Reposi
 func atRegistry(repo name.Repository, err error) error {
 	err = Explain(err)
 	var re *RegistryError
-	if errors.As(err, &re) {
+	if errors.As(err, &re) && re.Host != unknownHost {
 		return err
 	}
 	return fmt.Errorf("registry %s: %w", repo.RegistryStr(), err)

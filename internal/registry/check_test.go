@@ -89,3 +89,29 @@ func TestCheckPushNamesTheMissingScope(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckPushExplainsAPrivateIPRealm: a registry whose token realm is on
+// a private IP literal other than its own host:port (a self-managed GitLab
+// reached by IP) is refused by go-containerregistry; the error says so and
+// names the way out.
+func TestCheckPushExplainsAPrivateIPRealm(t *testing.T) {
+	tokens, err := tokenauth.New(tokenauth.Options{Users: []tokenauth.User{tokenauth.Admin("root", "root-secret")}})
+	require.NoError(t, err)
+	realm := httptest.NewServer(tokens.Handler())
+	defer realm.Close()
+	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm.URL+`/jwt/auth",service="container_registry"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer reg.Close()
+	repo, err := name.NewRepository(strings.TrimPrefix(reg.URL, "http://")+"/g/helper", name.Insecure)
+	require.NoError(t, err)
+	kc := staticKeychain{authn.FromConfig(authn.AuthConfig{Username: "root", Password: "root-secret"})}
+	err = CheckPush(context.Background(), repo, kc, http.DefaultTransport)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "registry "+repo.RegistryStr()+": its token service (realm) is at 127.0.0.1, a private IP address that is not the registry's own host:port")
+	assert.Contains(t, err.Error(), "external_url with a DNS name")
+	assert.Equal(t, 1, strings.Count(err.Error(), "registry "+repo.RegistryStr()), "the registry named once: %s", err)
+	assert.NotContains(t, err.Error(), "root-secret")
+	assert.Zero(t, tokens.Stats().Issued, "no credentials reached the realm")
+}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -126,6 +127,9 @@ func Explain(err error) error {
 	case errors.As(err, &invalid):
 		return &RegistryError{Host: hostOf(err), Kind: Untrusted, Err: err, what: invalid.Error()}
 	}
+	if what := privateRealm(err); what != "" {
+		return &RegistryError{Host: hostOf(err), Kind: Answered, Err: err, what: what}
+	}
 	// net/http says so only in text; the registry did answer, so this comes
 	// before unreachable. A ping that went on in plain HTTP (loopback, an
 	// --insecure-registry host) and got a status is about that status.
@@ -143,6 +147,25 @@ func Explain(err error) error {
 		return answered(err, terr)
 	}
 	return err
+}
+
+// privateRealmText is how go-containerregistry (0.22) refuses a token realm
+// on a private or link-local IP literal that is not the registry's own
+// host:port (its guard against a registry sending credentials elsewhere).
+var privateRealmText = regexp.MustCompile(`invalid realm in www-authenticate: realm host "([^"]+)" is a private or link-local address`)
+
+// privateRealm explains that refusal with the way out; "" for any other
+// error.
+func privateRealm(err error) string {
+	m := privateRealmText.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	prefix := ""
+	if h := hostOf(err); h != unknownHost {
+		prefix = "registry " + h + ": "
+	}
+	return fmt.Sprintf("%sits token service (realm) is at %s, a private IP address that is not the registry's own host:port; go-containerregistry, which helperbuild uses, refuses that (credentials must not be sent to another internal address): give the token service a host name (self-managed GitLab: an external_url with a DNS name rather than an IP address) or serve the realm on the registry's own host:port", prefix, m[1])
 }
 
 // unreachable names why no connection could be made; "" when one was.
@@ -214,5 +237,8 @@ func hostOf(err error) string {
 	if errors.As(err, &op) && op.Addr != nil {
 		return op.Addr.String()
 	}
-	return "the registry"
+	return unknownHost
 }
+
+// unknownHost is hostOf's answer when err names no host.
+const unknownHost = "the registry"
