@@ -116,7 +116,7 @@ func (s *Suite) releaseCommands(t *testing.T, r *authRegistry, key, pub, keyPass
 				"--ldflags", exampleLdflags, "--tag", ref, "--cache-dir", t.TempDir(), helperPackage)
 		}
 		md := filepath.Join(out, "merge.json")
-		hb(t, "merge", "--metadata-file", md, parts)
+		hb(t, "merge", "--metadata-file", md, "--dotenv", filepath.Join(out, "merge.env"), parts)
 		assert.Equal(t, pushed.Digest, readMetadata(t, md).image(t, "").Digest)
 	})
 
@@ -136,7 +136,8 @@ func (s *Suite) releaseCommands(t *testing.T, r *authRegistry, key, pub, keyPass
 	s.step(t, "signed push (key, no transparency log), verify --signature", func(t *testing.T) {
 		ref := r.ref(jobProject + "/signed:" + exampleVersion)
 		hb(t, "push", "--platforms", platforms, "--base", base, "--ldflags", exampleLdflags, "--tag", ref,
-			"--sign", "--sign-key", key, "--sign-tlog", "none", "--metadata-file", filepath.Join(out, "signed.json"), helperPackage)
+			"--sign", "--sign-key", key, "--sign-tlog", "none", "--metadata-file", filepath.Join(out, "signed.json"),
+			"--dotenv", filepath.Join(out, "signed.env"), "--attest-dir", filepath.Join(out, "attest-signed"), helperPackage)
 		hb(t, "verify", "--signature", "--key", pub, "--platforms", platforms, ref)
 	})
 
