@@ -76,12 +76,16 @@ func isUploadData(req *http.Request) bool {
 		strings.Contains(req.URL.Path, "/blobs/uploads/")
 }
 
-// replayable reports whether req may be sent again.
-func replayable(req *http.Request) bool {
-	if isUploadData(req) {
-		return false
+// replayable reports whether req may be sent again after a failure for
+// reason. An upload data request is, only after a 429: a rate limit turns
+// a request away before the registry reads it, so the session took none of
+// it (restarting the whole upload instead can fall in step with a limiter
+// that refuses every nth request, and never get through).
+func replayable(req *http.Request, reason string) bool {
+	if !hasBody(req) || req.GetBody != nil {
+		return !isUploadData(req) || reason == statusReason(http.StatusTooManyRequests)
 	}
-	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	return false
 }
 
 // redact returns u without user info, query string or fragment: upload

@@ -14,7 +14,10 @@
 //
 // Which requests are replayed: a request without a body, or whose body can be
 // re-read (req.GetBody), except the data requests of a blob upload session
-// (PATCH or PUT on .../blobs/uploads/...). Those are sent once: a session that
+// (PATCH or PUT on .../blobs/uploads/...) after any failure but a 429 (a rate
+// limit turns a request away before the registry reads it; restarting the
+// upload instead can fall in step with a limiter that refuses every nth
+// request). Otherwise those are sent once: a session that
 // received part of a blob cannot take the whole blob again (go-containerregistry's
 // registry answers "stream uploads after first write are not allowed"; a
 // registry that appends would store a corrupt blob), and a commit whose

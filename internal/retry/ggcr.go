@@ -76,7 +76,11 @@ func uploadFailure(err error) (*http.Request, string, bool) {
 	}
 	var terr *transport.Error
 	if errors.As(err, &terr) && terr.Request != nil && isUploadData(terr.Request) && transientStatus(terr.StatusCode) {
-		return terr.Request, statusReason(terr.StatusCode), true
+		reason := statusReason(terr.StatusCode)
+		if replayable(terr.Request, reason) {
+			return nil, "", false // retried in place by the transport, its retries used up
+		}
+		return terr.Request, reason, true
 	}
 	return nil, "", false
 }

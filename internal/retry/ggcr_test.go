@@ -134,6 +134,58 @@ func TestWithGoContainerRegistry(t *testing.T) {
 			},
 		},
 		{
+			name: "blob PATCH 429 once: sent again in place, the upload not restarted",
+			fault: func(t *testing.T, w http.ResponseWriter, r *http.Request, kind string, n int) bool {
+				if kind == "PATCH upload" && n == 0 {
+					w.Header().Set("Retry-After", "0")
+					w.WriteHeader(http.StatusTooManyRequests)
+					return true
+				}
+				return false
+			},
+			wantStats: map[string]int{"status 429": 1},
+			check: func(t *testing.T, fr *faultyRegistry) {
+				assert.Equal(t, 3, fr.n("PATCH upload"), "config and layer, one of them twice")
+				assert.Equal(t, 2, fr.n("POST upload"), "no upload started again")
+			},
+		},
+		{
+			name: "every third request 429 (a rate limit): the push gets through",
+			fault: func() fault {
+				var mu sync.Mutex
+				all := 0
+				return func(t *testing.T, w http.ResponseWriter, r *http.Request, kind string, n int) bool {
+					mu.Lock()
+					all++
+					limited := all%3 == 0
+					mu.Unlock()
+					if limited {
+						w.Header().Set("Retry-After", "0")
+						w.WriteHeader(http.StatusTooManyRequests)
+					}
+					return limited
+				}
+			}(),
+			check: func(t *testing.T, fr *faultyRegistry) {
+				assert.Positive(t, fr.n("PUT manifest"))
+			},
+		},
+		{
+			name: "blob PATCH always 429: Retries+1 attempts in place, no restart on top, then the push fails",
+			fault: func(t *testing.T, w http.ResponseWriter, r *http.Request, kind string, n int) bool {
+				if kind == "PATCH upload" {
+					w.WriteHeader(http.StatusTooManyRequests)
+					return true
+				}
+				return false
+			},
+			wantErr: "429 Too Many Requests",
+			check: func(t *testing.T, fr *faultyRegistry) {
+				assert.LessOrEqual(t, fr.n("PATCH upload"), 6, "two blobs at most, 3 attempts each")
+				assert.GreaterOrEqual(t, fr.n("PATCH upload"), 3)
+			},
+		},
+		{
 			name: "blob PATCH always 503: restarted Retries times, then the push fails",
 			fault: func(t *testing.T, w http.ResponseWriter, r *http.Request, kind string, n int) bool {
 				if kind == "PATCH upload" {

@@ -58,7 +58,6 @@ func (e *Error) Unwrap() error { return e.Err }
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	t.stats.sent(req.URL.Host)
-	replay := replayable(req)
 	areq, renewed, err := t.again(req)
 	if err != nil {
 		return nil, err
@@ -97,6 +96,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			t.answered(req, resp, bodySent)
 			return t.resumable(req, resp, n), nil
 		}
+		replay := replayable(req, reason)
 		if !replay || n >= t.opts.Retries {
 			if replay {
 				t.stats.gaveUpOnce()
