@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -112,7 +113,7 @@ func (p *publisher) planFallbacks(ctx context.Context, images []Image, repos []n
 		has, known := api[repo.String()]
 		if !known {
 			var err error
-			if has, err = p.reg.HasReferrersAPI(ctx, repo, subjects[0]); err != nil {
+			if has, err = p.listsReferrers(ctx, repo, subjects[0], by[subjects[0]]); err != nil {
 				return nil, err
 			}
 			api[repo.String()] = has
@@ -130,6 +131,26 @@ func (p *publisher) planFallbacks(ctx context.Context, images []Image, repos []n
 		}
 	}
 	return out, nil
+}
+
+// listsReferrers reports whether repo's registry keeps subject's referrers
+// itself: it answers the referrers API, and its answer lists pushed, the
+// referrers this release put there already. A registry (or a front) that
+// answers the API with a list lacking them would leave the release's
+// attestations and signatures findable by nobody: the fallback tags are
+// written then, with a warning.
+func (p *publisher) listsReferrers(ctx context.Context, repo name.Repository, subject v1.Hash, pushed []v1.Descriptor) (bool, error) {
+	listed, api, err := p.reg.ListedReferrers(ctx, repo, subject)
+	if err != nil || !api {
+		return false, err
+	}
+	for _, d := range pushed {
+		if !slices.Contains(listed, d.Digest) {
+			p.log.Warn(fmt.Sprintf("%s answers the referrers API but does not list %s, pushed as a referrer of %s: writing the fallback tags (sha256-<hex>) instead", repo, d.Digest, subject))
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // fallbackIndex reads subject's fallback tag, checking that it can hold a

@@ -351,3 +351,29 @@ func TestSettleBounds(t *testing.T) {
 	assert.Equal(t, 2*time.Second, settleFor(200*time.Millisecond))
 	assert.Equal(t, 5*time.Second, settleFor(time.Minute))
 }
+
+// A registry (or a front) that answers the referrers API with a list that
+// lacks what the release just pushed, as an empty index, does not keep them:
+// the fallback tags are written, with a warning, so the attestations stay
+// findable.
+func TestReferrersAPIThatListsNothingMeansFallback(t *testing.T) {
+	host := testkit.ReferrersRegistry(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.Contains(r.URL.Path, "/referrers/") {
+				w.Header().Set("Content-Type", string(types.OCIImageIndex))
+				_, _ = w.Write([]byte(`{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]}`))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	idx, digests := testIndex(t)
+	repo := mustRepo(t, host+"/g/helper")
+	refs := []Referrer{referrer(t, idx, digests[0], "sbom amd64")}
+	var logs bytes.Buffer
+	res, err := ToRegistry(context.Background(), []Image{{Repository: repo, Index: idx, Tags: []string{"v1"}, Referrers: refs}},
+		RegistryOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	assert.Equal(t, []string{repo.Tag(FallbackTag(digests[0])).String(), repo.Tag("v1").String()}, res.Written)
+	assert.Contains(t, logs.String(), "answers the referrers API but does not list "+refs[0].Entry.Digest.String())
+}

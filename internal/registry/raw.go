@@ -136,41 +136,54 @@ const maxManifest = 4 << 20
 // registries answer an unknown route) means a client keeps the fallback
 // tag, as the distribution spec says.
 func (c *Raw) HasReferrersAPI(ctx context.Context, repo name.Repository, subject v1.Hash) (bool, error) {
+	_, api, err := c.ListedReferrers(ctx, repo, subject)
+	return api, err
+}
+
+// ListedReferrers is HasReferrersAPI with what the API lists: the digests
+// of subject's referrers, when api is true.
+func (c *Raw) ListedReferrers(ctx context.Context, repo name.Repository, subject v1.Hash) (listed []v1.Hash, api bool, err error) {
 	cl, err := c.client(ctx, repo)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, repoURL(repo, "/referrers/"+subject.String()), nil)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	req.Header.Set("Accept", string(types.OCIImageIndex))
 	resp, err := cl.Do(req)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
 	case http.StatusNotFound, http.StatusBadRequest, http.StatusMethodNotAllowed:
-		return false, nil
+		return nil, false, nil
 	case http.StatusUnauthorized, http.StatusForbidden:
 		// Some registries and proxies refuse the route rather than serve it;
 		// for the release it is no API here. If the credentials are what the
 		// registry refuses, the fallback tag's read fails and says so.
-		return false, nil
+		return nil, false, nil
 	}
 	if err := transport.CheckError(resp, http.StatusOK); err != nil {
-		return false, fmt.Errorf("referrers of %s@%s: %w", repo, subject, Explain(err))
+		return nil, false, fmt.Errorf("referrers of %s@%s: %w", repo, subject, Explain(err))
 	}
 	var idx struct {
 		MediaType types.MediaType `json:"mediaType"`
+		Manifests []struct {
+			Digest v1.Hash `json:"digest"`
+		} `json:"manifests"`
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxManifest))
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	if err := json.Unmarshal(body, &idx); err != nil || idx.MediaType != types.OCIImageIndex {
-		return false, nil // a 200 that is not a referrers index: some proxy's page, no API
+		return nil, false, nil // a 200 that is not a referrers index: some proxy's page, no API
 	}
-	return true, nil
+	for _, m := range idx.Manifests {
+		listed = append(listed, m.Digest)
+	}
+	return listed, true, nil
 }

@@ -18,8 +18,9 @@ import (
 // TestReferrersAPIAnsweredWrongly: `push --attest referrers` to distribution v3 (which has
 // no referrers API and answers the route 404) through a front that answers the referrers
 // route itself, wrongly: a 200 page that is no referrers index counts as no API (the
-// fallback tags are written, as with the registry's own 404); a 500 fails the release
-// before any tag moves, naming the referrers route.
+// fallback tags are written, as with the registry's own 404), and so does an API that
+// answers an empty list, lacking the referrers the push just put there; a 500 fails the
+// release before any tag moves, naming the referrers route.
 func TestReferrersAPIAnsweredWrongly(t *testing.T) {
 	s := suiteFor(t)
 	for _, tc := range []struct {
@@ -31,6 +32,9 @@ func TestReferrersAPIAnsweredWrongly(t *testing.T) {
 		{"the registry's own 404", 0, "", true},
 		{"a 200 HTML page", http.StatusOK, "<html><body>Sign in</body></html>", true},
 		{"a 500", http.StatusInternalServerError, `{"errors":[{"code":"UNKNOWN","message":"referrers broke"}]}`, false},
+		// An API that lists nothing, not even what the push just put there: the
+		// referrers would be findable by nobody without the fallback tags.
+		{"an empty referrers index", http.StatusOK, `{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.startAuthRegistry(t, registryImpls[1], authAnonymous, authRegistryOptions{})
