@@ -57,10 +57,15 @@ type Entry struct {
 	// Descriptor is Image's index entry.
 	Descriptor v1.Descriptor
 	Evidence   Evidence
-	// Attestations came with the image from a source index. Dropped counts
-	// those left behind because the image was fixed (their subject is the
-	// old manifest).
+	// Attestations came with the image from a source index: attestation
+	// manifests it listed about the image. Referrers are what the source's
+	// registry keeps about the image's manifest as OCI 1.1 referrers
+	// (attestations, SBOM documents, signatures), sorted by digest, to be
+	// copied as they are (those among Attestations not again). Dropped counts both left behind because the
+	// image was fixed: they are about the source's manifest, which the
+	// index does not hold.
 	Attestations []Attached
+	Referrers    []Attached
 	Dropped      int
 }
 
@@ -123,7 +128,11 @@ func New(ctx context.Context, sources []string, opts Options) (*Plan, error) {
 	if opts.Logger != nil {
 		for _, e := range entries {
 			opts.Logger.Info("source checked", "platform", platform.Format(e.Platform), "source", e.Pinned,
-				"binaries", len(e.Evidence.Binaries), "fixed", e.Fixed)
+				"binaries", len(e.Evidence.Binaries), "fixed", e.Fixed, "attestations", len(e.Attestations), "referrers", len(e.Referrers))
+			if e.Dropped > 0 {
+				opts.Logger.Warn("attestations and referrers of a fixed image left behind: they are about the source's manifest, which the index does not hold",
+					"platform", platform.Format(e.Platform), "source", e.Pinned, "left", e.Dropped)
+			}
 		}
 	}
 	return &Plan{Entries: entries}, nil
@@ -146,6 +155,18 @@ func check(ctx context.Context, c candidate, opts Options) (Entry, error) {
 	if e.ConfigSaid.OS == "" || e.ConfigSaid.Architecture == "" {
 		return e, fmt.Errorf("%s: its config names no platform (os %q, architecture %q)", what, cf.OS, cf.Architecture)
 	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if e.Referrers, err = referrers(ctx, c, opts.Images, log); err != nil {
+		return e, fmt.Errorf("%s: %w", what, err)
+	}
+	// An attestation manifest of the source index that names a subject is
+	// a referrer too: it goes along once, with the index.
+	e.Referrers = slices.DeleteFunc(e.Referrers, func(r Attached) bool {
+		return slices.ContainsFunc(e.Attestations, func(a Attached) bool { return a.Descriptor.Digest == r.Descriptor.Digest })
+	})
 	e.Evidence, err = readEvidence(ctx, c.image, e.ConfigSaid, opts.TempDir)
 	if err != nil {
 		return e, fmt.Errorf("%s: reading its layers: %w", what, registry.Explain(err))

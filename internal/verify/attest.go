@@ -97,7 +97,10 @@ func attestCheck(digest v1.Hash, annotations map[string]string, statements []sta
 				sbom = &statements[i]
 			}
 		case attestspec.PredicateSLSA:
-			if prov == nil {
+			// The build's provenance is checked against the image; a
+			// join's (helperbuild index) only stands in when no build's
+			// is there.
+			if prov == nil || (attestspec.IsJoinProvenance(prov.data) && !attestspec.IsJoinProvenance(s.data)) {
 				prov = &statements[i]
 			}
 		}
