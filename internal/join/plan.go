@@ -113,7 +113,7 @@ func New(ctx context.Context, sources []string, opts Options) (*Plan, error) {
 	g.SetLimit(jobs)
 	for i, c := range cands {
 		g.Go(func() error {
-			e, err := check(gctx, c, opts)
+			e, err := check(gctx, ctx, c, opts)
 			entries[i] = e
 			return err
 		})
@@ -138,10 +138,11 @@ func New(ctx context.Context, sources []string, opts Options) (*Plan, error) {
 	return &Plan{Entries: entries}, nil
 }
 
-// check reads c's config and evidence and makes its entry: as it is when
-// the binaries fit the config, with a corrected config under FixPlatform,
-// else a refusal that names the source.
-func check(ctx context.Context, c candidate, opts Options) (Entry, error) {
+// check reads c's config, referrers and evidence and makes its entry: as
+// it is when the binaries fit the config, with a corrected config under
+// FixPlatform, else a refusal that names the source. keep outlives ctx: the
+// referrers' blobs are read within it, when they are copied.
+func check(ctx, keep context.Context, c candidate, opts Options) (Entry, error) {
 	e := Entry{Source: c.source, Pinned: c.pinned, SourceManifest: c.digest, Image: c.image, Attestations: c.attached}
 	what := "source " + c.source
 	if c.listed != nil {
@@ -159,7 +160,7 @@ func check(ctx context.Context, c candidate, opts Options) (Entry, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if e.Referrers, err = referrers(ctx, c, opts.Images, log); err != nil {
+	if e.Referrers, err = referrers(ctx, keep, c, opts.Images, log); err != nil {
 		return e, fmt.Errorf("%s: %w", what, err)
 	}
 	// An attestation manifest of the source index that names a subject is

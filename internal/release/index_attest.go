@@ -68,9 +68,6 @@ func carryOver(e join.Entry, merge bool) (carried, error) {
 	}
 	var fromReferrers []attest.Statement
 	for _, r := range e.Referrers {
-		if r.Descriptor.ArtifactType != attestspec.MediaTypeInToto {
-			continue
-		}
 		sts, ok, err := inTotoStatements(r)
 		if err != nil {
 			return c, fmt.Errorf("%s: referrer %s: %w", e.Source, r.Descriptor.Digest, err)
