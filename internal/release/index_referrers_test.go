@@ -191,5 +191,5 @@ func TestJoinIndexLeavesAFixedImagesReferrersBehind(t *testing.T) {
 	var buf = new(testkit.Buffer)
 	rep := &Report{Sources: indexReportSources(j.Plan)}
 	rep.WriteSources(buf)
-	assert.Contains(t, buf.String(), "the source's attestations about it left out: 1")
+	assert.Contains(t, buf.String(), "the source's attestations and referrers about it left out: 1")
 }

@@ -103,7 +103,7 @@ func (rep *Report) WriteSources(w io.Writer) {
 	for _, s := range rep.Sources {
 		fmt.Fprintf(w, "    %s  %s (%s)\n", platform.Format(s.Platform), s.Source, s.SourceManifest)
 		if s.Fixed {
-			fmt.Fprintf(w, "      FIXED: its config said %s, its ELF executables (%d) are %s; published with a corrected config as %s (layers unchanged; the source's attestations about it left out: %d)\n",
+			fmt.Fprintf(w, "      FIXED: its config said %s, its ELF executables (%d) are %s; published with a corrected config as %s (layers unchanged; the source's attestations and referrers about it left out: %d)\n",
 				platform.Format(s.ConfigSaid), s.Binaries, platform.Format(s.Platform), s.Manifest, s.Dropped)
 		}
 	}
