@@ -5,6 +5,7 @@ package e2e
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -143,6 +144,39 @@ func TestIndexBuildProvenanceVisible(t *testing.T) {
 				}
 				assert.Equal(t, []string{predicateSPDX, predicateSLSA, predicateSLSA}, predicates, "skopeo inspect --raw %s", att.Digest)
 				assert.Equal(t, []string{buildTypeRelease, buildTypeJoin}, buildTypes, "regctl blob get: the build's, then the join's")
+			}
+		})
+	}
+}
+
+// TestIndexCarriesSignatures: cosign signatures kept as referrers (Sigstore
+// bundles, and the legacy payload as a referrer) are over the platform
+// manifest's digest, which index keeps: copied into another repository,
+// cosign verify accepts them there.
+func TestIndexCarriesSignatures(t *testing.T) {
+	s := suiteFor(t)
+	base := s.plain.ref(baseRepo + ":" + baseTag)
+	keys := t.TempDir()
+	const password = "e2e-secret"
+	s.mustStep(t, "cosign generate-key-pair", func(t *testing.T) {
+		res := cosign(t, keys, password, "generate-key-pair")
+		require.Zero(t, res.ExitCode, "%s", res)
+	})
+	key, pub := filepath.Join(keys, "cosign.key"), filepath.Join(keys, "cosign.pub")
+	env := s.helperbuildEnv(t, "COSIGN_PASSWORD="+password)
+	for _, format := range []string{"bundle", "legacy-referrer"} {
+		s.step(t, "push --sign-format "+format+", index into another repository: cosign verify accepts each platform there", func(t *testing.T) {
+			src := s.configFreePush(t, s.plain, base, "e2e/signed-src-"+format+"/app", exampleVersion, env,
+				"--attest", "referrers", "--sign", "--sign-key", key, "--sign-format", format, "--sign-tlog", "none")
+			target := "e2e/signed-copy-" + format + "/app"
+			s.mustHelperbuild(t, s.exampleDir(t), env, "index", "--tag", s.plain.ref(target+":v1"), src.ref())
+			args := []string{"verify", "--key", pub, "--insecure-ignore-tlog=true", "--allow-http-registry", "--allow-insecure-registry"}
+			if format == "legacy-referrer" {
+				args = append(args, "--experimental-oci11")
+			}
+			for _, p := range src.Meta.Platforms {
+				res := cosign(t, keys, password, append(args, s.plain.ref(target+"@"+p.Digest))...)
+				assert.Zero(t, res.ExitCode, "cosign verify %s in %s:\n%s", p.Platform, target, res)
 			}
 		})
 	}
