@@ -106,6 +106,9 @@ func TestJoinIndexCopiesReferrersAndMakesOneAttestationManifest(t *testing.T) {
 			target := tc.host + "/other/app"
 			j := joinTo(t, []string{ref}, target, AttestIndex)
 			assert.ElementsMatch(t, digests, referrersAt(t, target, subject), "every referrer copied as it is")
+			var buf = new(testkit.Buffer)
+			(&Report{Sources: indexReportSources(j.Plan)}).WriteSources(buf)
+			assert.Contains(t, buf.String(), " (sha256:"+subject.Hex+"); carried: 0 attestation manifests, 3 referrers\n")
 
 			r, err := name.ParseReference(target+":v1", name.Insecure)
 			require.NoError(t, err)

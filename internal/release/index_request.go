@@ -60,6 +60,9 @@ type IndexSource struct {
 	Binaries int
 	// Dropped counts the source's attestations left behind (Fixed).
 	Dropped int
+	// Attestations and Referrers count what came along: the source
+	// index's attestation manifests about the image, its referrers.
+	Attestations, Referrers int
 }
 
 // PreparedIndex is an IndexRequest checked, before any registry is read.
@@ -239,7 +242,8 @@ func indexReportSources(plan *join.Plan) []IndexSource {
 	out := make([]IndexSource, len(plan.Entries))
 	for i, e := range plan.Entries {
 		out[i] = IndexSource{Platform: e.Platform, ConfigSaid: e.ConfigSaid, Source: e.Source, SourceManifest: e.SourceManifest,
-			Fixed: e.Fixed, Manifest: e.Descriptor.Digest, Binaries: len(e.Evidence.Binaries), Dropped: e.Dropped}
+			Fixed: e.Fixed, Manifest: e.Descriptor.Digest, Binaries: len(e.Evidence.Binaries), Dropped: e.Dropped,
+			Attestations: len(e.Attestations), Referrers: len(e.Referrers)}
 	}
 	return out
 }

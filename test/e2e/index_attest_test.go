@@ -52,7 +52,8 @@ func TestIndexKeepsReferrers(t *testing.T) {
 
 	s.step(t, "into another repository: the referrers copied, one attestation manifest each, verify passes", func(t *testing.T) {
 		target := s.plain.ref("e2e/other/app:v1")
-		s.mustHelperbuild(t, dir, env, "index", "--tag", target, src.ref())
+		res := s.mustHelperbuild(t, dir, env, "index", "--tag", target, src.ref())
+		assert.Equal(t, len(targets), strings.Count(res.Stdout, "; carried: 0 attestation manifests, 3 referrers\n"), "the summary's sources:\n%s", res.Stdout)
 		for _, p := range src.Meta.Platforms {
 			assertReferrers(t, home, s.plain.ref("e2e/other/app@"+p.Digest), p.Attestations.Referrers)
 		}
