@@ -9,6 +9,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/join"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
@@ -136,6 +137,15 @@ func provenances(im *Image, plan *join.Plan, carriedBy []carried, opts IndexOpti
 		}
 		if at.Digests, err = digestsOf(at); err != nil {
 			return err
+		}
+		if at.Manifest != nil {
+			// The metadata names the SBOM the attestation manifest carries.
+			for _, s := range carriedBy[i].statements {
+				if s.PredicateType == attestspec.PredicateSPDX {
+					at.Digests.SBOM = s.Digest()
+					break
+				}
+			}
 		}
 		im.Platforms[i].Attestation = at
 	}

@@ -143,6 +143,10 @@ func TestJoinIndexCopiesReferrersAndMakesOneAttestationManifest(t *testing.T) {
 			assert.Equal(t, []string{attestspec.PredicateSPDX, attestspec.PredicateSLSA, attestspec.PredicateSLSA}, predicates,
 				"the SBOM, the build's provenance first (buildx shows the first of a manifest), the join's last")
 			assert.Equal(t, "https://example.com/build/v1", buildTypes[1])
+			md := attestationMetadata(j.Result.Images[0].Platforms[0].Attestation)
+			assert.Equal(t, mf.Layers[0].Digest.String(), md.SBOM, "the metadata names the SBOM carried")
+			assert.Equal(t, mf.Layers[2].Digest.String(), md.Provenance, "and the join's provenance")
+			assert.Equal(t, att.Digest.String(), md.Manifest)
 			assert.Equal(t, attest.JoinBuildType, buildTypes[2])
 
 			again := joinTo(t, []string{ref}, target, AttestIndex)
@@ -163,6 +167,7 @@ func TestJoinIndexCopiesReferrersAndMakesOneAttestationManifest(t *testing.T) {
 		got := referrersAt(t, target, subject)
 		assert.Len(t, got, len(digests)+1)
 		assert.Subset(t, got, append(digests, j.Result.Images[0].Platforms[0].Attestation.Digests.Referrers...))
+		assert.Empty(t, attestationMetadata(j.Result.Images[0].Platforms[0].Attestation).SBOM, "a join writes no SBOM of its own")
 	})
 }
 
