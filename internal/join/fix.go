@@ -45,7 +45,8 @@ func (e *Entry) fix(p v1.Platform) error {
 		return err
 	}
 	e.Image, e.Platform, e.Fixed = img, p, true
-	e.Dropped, e.Attestations, e.Referrers = len(e.Attestations)+len(e.Referrers), nil, nil
+	e.Dropped = len(e.Attestations) + len(e.Referrers) + len(e.Tagged)
+	e.Attestations, e.Referrers, e.Tagged = nil, nil, nil
 	return nil
 }
 

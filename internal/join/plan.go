@@ -66,7 +66,11 @@ type Entry struct {
 	// index does not hold.
 	Attestations []Attached
 	Referrers    []Attached
-	Dropped      int
+	// Tagged are cosign's tags about the image in the source's repository
+	// (sha256-<hex>.sig, .att), to be copied beside it. Dropped counts them
+	// too.
+	Tagged  []Tagged
+	Dropped int
 }
 
 // Plan is the checked list of the index's platform images, in index order.
@@ -161,6 +165,9 @@ func check(ctx, keep context.Context, c candidate, opts Options) (Entry, error) 
 		log = slog.New(slog.DiscardHandler)
 	}
 	if e.Referrers, err = referrers(ctx, keep, c, opts.Images, log); err != nil {
+		return e, fmt.Errorf("%s: %w", what, err)
+	}
+	if e.Tagged, err = cosignTags(keep, c, opts.Images); err != nil {
 		return e, fmt.Errorf("%s: %w", what, err)
 	}
 	// An attestation manifest of the source index that names a subject is

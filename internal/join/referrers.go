@@ -2,6 +2,7 @@ package join
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -60,4 +61,37 @@ func referrerEntry(d v1.Descriptor, img v1.Image) (v1.Descriptor, error) {
 	}
 	d.Annotations = m.Annotations
 	return d, nil
+}
+
+// Tagged is a cosign tag a source's repository holds about a platform
+// manifest: sha256-<hex>.sig (signatures) or .att (attestations), the
+// form cosign wrote before OCI 1.1 referrers.
+type Tagged struct {
+	Tag   string
+	Image v1.Image
+}
+
+// cosignSuffixes are the tags cosign writes beside a manifest.
+var cosignSuffixes = []string{".sig", ".att"}
+
+// cosignTags reads c's cosign tags; an absent one is none. Their layers
+// are read within keep.
+func cosignTags(keep context.Context, c candidate, opts imageref.Options) ([]Tagged, error) {
+	if c.repo == nil {
+		return nil, nil
+	}
+	r := registry.Reader{Options: opts}
+	var out []Tagged
+	for _, suffix := range cosignSuffixes {
+		tag := c.digest.Algorithm + "-" + c.digest.Hex + suffix
+		img, err := r.Image(keep, c.repo.Tag(tag))
+		switch {
+		case errors.Is(err, imageref.ErrNotFound):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("cosign tag %s: %w", tag, err)
+		}
+		out = append(out, Tagged{Tag: tag, Image: img})
+	}
+	return out, nil
 }

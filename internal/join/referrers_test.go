@@ -86,6 +86,23 @@ func TestPlanReadsEachImagesReferrers(t *testing.T) {
 			assert.Less(t, got[0].String(), got[1].String(), "sorted by digest")
 		})
 	}
+	t.Run("cosign's .sig tag comes along", func(t *testing.T) {
+		host := testkit.Registry(t)
+		img := archImage(t, "amd64", "", "amd64")
+		ref := push(t, host, "ref/app", "v1", img)
+		d, err := img.Digest()
+		require.NoError(t, err)
+		sig := push(t, host, "ref/app", "sha256-"+d.Hex+".sig", bundleFor(t, v1.Descriptor{MediaType: types.OCIManifestSchema1, Digest: d, Size: 1}))
+		plan, err := New(context.Background(), []string{ref}, opts(t))
+		require.NoError(t, err)
+		require.Len(t, plan.Entries[0].Tagged, 1, "no .att tag: one")
+		assert.Equal(t, "sha256-"+d.Hex+".sig", plan.Entries[0].Tagged[0].Tag)
+		got, err := plan.Entries[0].Tagged[0].Image.Digest()
+		require.NoError(t, err)
+		want, err := remote.Head(testkit.Ref(t, sig))
+		require.NoError(t, err)
+		assert.Equal(t, want.Digest, got)
+	})
 	t.Run("a registry resolving sha256-<hex> to the subject keeps none there", func(t *testing.T) {
 		host := testkit.Registry(t, testkit.ResolvesDigestTags)
 		ref := push(t, host, "ref/app", "v1", archImage(t, "amd64", "", "amd64"))

@@ -61,6 +61,9 @@ type Platform struct {
 	// Referrers are manifests about the image that a run copies as they
 	// are (index: the source's referrers), published beside Attestation's.
 	Referrers []publish.Referrer
+	// CosignTags are cosign's tags about the image a run copies
+	// (index: the source's sha256-<hex>.sig and .att).
+	CosignTags []publish.CosignTag
 }
 
 // Result is what Build produced.

@@ -80,7 +80,7 @@ func JoinIndex(ctx context.Context, opts IndexOptions) (*Joined, error) {
 			kept = append(kept, manifest.Attachment{Entry: a.Descriptor, Image: a.Manifest})
 		}
 		im.Platforms = append(im.Platforms, Platform{Platform: e.Platform, Digest: e.Descriptor.Digest, Size: e.Descriptor.Size,
-			CompressedSize: manifest.CompressedSize(m), Referrers: carriedBy[i].referrers})
+			CompressedSize: manifest.CompressedSize(m), Referrers: carriedBy[i].referrers, CosignTags: carriedBy[i].cosignTags})
 	}
 	if opts.Attest.on() {
 		if err := provenances(im, plan, carriedBy, opts); err != nil {

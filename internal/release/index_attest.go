@@ -28,8 +28,10 @@ type carried struct {
 	// joined index as they are: every one without --attest index, else
 	// those holding something other than in-toto statements.
 	kept []join.Attached
-	// referrers are the source's referrers, copied as they are.
-	referrers []publish.Referrer
+	// referrers are the source's referrers, copied as they are;
+	// cosignTags its cosign tags (.sig, .att).
+	referrers  []publish.Referrer
+	cosignTags []publish.CosignTag
 }
 
 // carryOver sorts what e brings: with merge (--attest index) the
@@ -41,6 +43,9 @@ func carryOver(e join.Entry, merge bool) (carried, error) {
 	var c carried
 	for _, r := range e.Referrers {
 		c.referrers = append(c.referrers, publish.Referrer{Subject: e.Descriptor.Digest, Manifest: r.Manifest, Entry: r.Descriptor})
+	}
+	for _, tg := range e.Tagged {
+		c.cosignTags = append(c.cosignTags, publish.CosignTag{Tag: tg.Tag, Image: tg.Image})
 	}
 	if !merge {
 		c.kept = e.Attestations

@@ -102,9 +102,12 @@ func (rep *Report) WriteSources(w io.Writer) {
 	fmt.Fprintln(w, "  sources, each config checked against its binaries:")
 	for _, s := range rep.Sources {
 		var carried string
-		if s.Attestations > 0 || s.Referrers > 0 {
+		if s.Attestations > 0 || s.Referrers > 0 || s.CosignTags > 0 {
 			carried = fmt.Sprintf("; carried: %d %s, %d %s", s.Attestations, progress.Plural(s.Attestations, "attestation manifest", "attestation manifests"),
 				s.Referrers, progress.Plural(s.Referrers, "referrer", "referrers"))
+		}
+		if s.CosignTags > 0 {
+			carried += fmt.Sprintf(", %d cosign %s", s.CosignTags, progress.Plural(s.CosignTags, "tag", "tags"))
 		}
 		fmt.Fprintf(w, "    %s  %s (%s)%s\n", platform.Format(s.Platform), s.Source, s.SourceManifest, carried)
 		if s.Fixed {

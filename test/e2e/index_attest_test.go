@@ -150,10 +150,11 @@ func TestIndexBuildProvenanceVisible(t *testing.T) {
 	}
 }
 
-// TestIndexCarriesSignatures: cosign signatures kept as referrers (Sigstore
-// bundles, and the legacy payload as a referrer) are over the platform
+// TestIndexCarriesSignatures: cosign signatures (Sigstore bundles and the
+// legacy payload as referrers, and legacy .sig tags) are over the platform
 // manifest's digest, which index keeps: copied into another repository,
-// cosign verify accepts them there.
+// cosign verify accepts them there; index --sign in the legacy form adds
+// its signature to the copied .sig tag.
 func TestIndexCarriesSignatures(t *testing.T) {
 	s := suiteFor(t)
 	base := s.plain.ref(baseRepo + ":" + baseTag)
@@ -165,7 +166,7 @@ func TestIndexCarriesSignatures(t *testing.T) {
 	})
 	key, pub := filepath.Join(keys, "cosign.key"), filepath.Join(keys, "cosign.pub")
 	env := s.helperbuildEnv(t, "COSIGN_PASSWORD="+password)
-	for _, format := range []string{"bundle", "legacy-referrer"} {
+	for _, format := range []string{"bundle", "legacy-referrer", "legacy"} {
 		s.step(t, "push --sign-format "+format+", index into another repository: cosign verify accepts each platform there", func(t *testing.T) {
 			src := s.configFreePush(t, s.plain, base, "e2e/signed-src-"+format+"/app", exampleVersion, env,
 				"--attest", "referrers", "--sign", "--sign-key", key, "--sign-format", format, "--sign-tlog", "none")
@@ -178,6 +179,22 @@ func TestIndexCarriesSignatures(t *testing.T) {
 			for _, p := range src.Meta.Platforms {
 				res := cosign(t, keys, password, append(args, s.plain.ref(target+"@"+p.Digest))...)
 				assert.Zero(t, res.ExitCode, "cosign verify %s in %s:\n%s", p.Platform, target, res)
+			}
+			if format != "legacy" {
+				return
+			}
+			// index --sign in the legacy form adds to the copied .sig tags: both keys verify.
+			other := t.TempDir()
+			require.Zero(t, cosign(t, other, password, "generate-key-pair").ExitCode)
+			resigned := "e2e/signed-resigned/app"
+			s.mustHelperbuild(t, s.exampleDir(t), env, "index", "--sign", "--sign-key", filepath.Join(other, "cosign.key"), "--sign-format", "legacy",
+				"--sign-tlog", "none", "--tag", s.plain.ref(resigned+":v1"), src.ref())
+			for _, p := range src.Meta.Platforms {
+				for _, k := range []string{pub, filepath.Join(other, "cosign.pub")} {
+					res := cosign(t, keys, password, append([]string{"verify", "--key", k, "--insecure-ignore-tlog=true", "--allow-http-registry",
+						"--allow-insecure-registry"}, s.plain.ref(resigned+"@"+p.Digest))...)
+					assert.Zero(t, res.ExitCode, "cosign verify --key %s %s:\n%s", k, p.Platform, res)
+				}
 			}
 		})
 	}
