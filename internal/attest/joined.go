@@ -12,7 +12,7 @@ import (
 // JoinBuildType is the buildDefinition.buildType of the provenance of an
 // image helperbuild did not build but joined into an index (helperbuild
 // index): copied from its source, its config corrected when FixedConfig.
-const JoinBuildType = "https://github.com/helperbuild/helperbuild/buildtypes/index/v1"
+const JoinBuildType = attestspec.BuildTypeJoin
 
 // JoinedSource is the image a joined platform image came from.
 type JoinedSource struct {

@@ -35,7 +35,24 @@ const (
 	PredicateSPDX = "https://spdx.dev/Document"
 	// PredicateSLSA is the predicate type of SLSA v1 provenance.
 	PredicateSLSA = "https://slsa.dev/provenance/v1"
+	// BuildTypeJoin is the buildDefinition.buildType of the provenance
+	// helperbuild index writes about an image it joined but did not
+	// build; the build's own provenance travels beside it.
+	BuildTypeJoin = "https://github.com/helperbuild/helperbuild/buildtypes/index/v1"
 )
+
+// IsJoinProvenance reports whether the in-toto statement is the
+// provenance of a join (BuildTypeJoin) rather than of a build.
+func IsJoinProvenance(statement []byte) bool {
+	var st struct {
+		Predicate struct {
+			BuildDefinition struct {
+				BuildType string `json:"buildType"`
+			} `json:"buildDefinition"`
+		} `json:"predicate"`
+	}
+	return json.Unmarshal(statement, &st) == nil && st.Predicate.BuildDefinition.BuildType == BuildTypeJoin
+}
 
 // IsAttestation reports whether the index entry d is an attestation
 // manifest. The mark is BuildKit's: the annotation

@@ -5,14 +5,17 @@
 //
 // Plan resolves every source once (internal/imageref), expands an index into
 // its platform images (an attestation entry goes along only with the image it
-// is about), and reads each image's evidence: every executable ELF file of
-// every layer, streamed one at a time through a temporary file, checked with
+// is about, as do the referrers and cosign tags its registry keeps about it),
+// and reads each image's evidence: every executable ELF file of every layer,
+// streamed one at a time through a temporary file, checked with
 // internal/elfcheck against the platform the config names. A config that
 // disagrees with its binaries, two sources for one platform, a platform asked
 // for that no source offers, a source that is an attestation: each is refused
 // in one line naming the source. With Options.FixPlatform a lying config is
 // replaced by one that names the binaries' platform (a new config and
-// manifest digest, layers untouched) and the entry says so. Entries come in
-// the order of Options.Platforms, else in a fixed platform order, so the
-// same sources always give the same index.
+// manifest digest, layers untouched) and the entry says so; its attestations,
+// referrers and cosign tags, about the old digest, are left behind and
+// counted. Entries
+// come in the order of Options.Platforms, else in a fixed platform order, so
+// the same sources always give the same index.
 package join

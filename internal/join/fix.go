@@ -13,8 +13,9 @@ import (
 
 // fix replaces e's config by one that names p, every other field of the
 // config kept as it was, and the manifest by one that names the new config,
-// every other field kept. The layers are the source's. Attestations about
-// the old manifest cannot be about the new one: they are dropped.
+// every other field kept. The layers are the source's. Attestations and
+// referrers about the old manifest cannot be about the new one (their
+// subject, and a signature's payload, is the old digest): they are dropped.
 func (e *Entry) fix(p v1.Platform) error {
 	raw, err := e.Image.RawConfigFile()
 	if err != nil {
@@ -44,7 +45,8 @@ func (e *Entry) fix(p v1.Platform) error {
 		return err
 	}
 	e.Image, e.Platform, e.Fixed = img, p, true
-	e.Dropped, e.Attestations = len(e.Attestations), nil
+	e.Dropped = len(e.Attestations) + len(e.Referrers) + len(e.Tagged)
+	e.Attestations, e.Referrers, e.Tagged = nil, nil, nil
 	return nil
 }
 

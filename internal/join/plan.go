@@ -57,11 +57,20 @@ type Entry struct {
 	// Descriptor is Image's index entry.
 	Descriptor v1.Descriptor
 	Evidence   Evidence
-	// Attestations came with the image from a source index. Dropped counts
-	// those left behind because the image was fixed (their subject is the
-	// old manifest).
+	// Attestations came with the image from a source index: attestation
+	// manifests it listed about the image. Referrers are what the source's
+	// registry keeps about the image's manifest as OCI 1.1 referrers
+	// (attestations, SBOM documents, signatures), sorted by digest, to be
+	// copied as they are (those among Attestations not again). Dropped counts both left behind because the
+	// image was fixed: they are about the source's manifest, which the
+	// index does not hold.
 	Attestations []Attached
-	Dropped      int
+	Referrers    []Attached
+	// Tagged are cosign's tags about the image in the source's repository
+	// (sha256-<hex>.sig, .att), to be copied beside it. Dropped counts them
+	// too.
+	Tagged  []Tagged
+	Dropped int
 }
 
 // Plan is the checked list of the index's platform images, in index order.
@@ -108,7 +117,7 @@ func New(ctx context.Context, sources []string, opts Options) (*Plan, error) {
 	g.SetLimit(jobs)
 	for i, c := range cands {
 		g.Go(func() error {
-			e, err := check(gctx, c, opts)
+			e, err := check(gctx, ctx, c, opts)
 			entries[i] = e
 			return err
 		})
@@ -123,16 +132,21 @@ func New(ctx context.Context, sources []string, opts Options) (*Plan, error) {
 	if opts.Logger != nil {
 		for _, e := range entries {
 			opts.Logger.Info("source checked", "platform", platform.Format(e.Platform), "source", e.Pinned,
-				"binaries", len(e.Evidence.Binaries), "fixed", e.Fixed)
+				"binaries", len(e.Evidence.Binaries), "fixed", e.Fixed, "attestations", len(e.Attestations), "referrers", len(e.Referrers))
+			if e.Dropped > 0 {
+				opts.Logger.Warn("attestations and referrers of a fixed image left behind: they are about the source's manifest, which the index does not hold",
+					"platform", platform.Format(e.Platform), "source", e.Pinned, "left", e.Dropped)
+			}
 		}
 	}
 	return &Plan{Entries: entries}, nil
 }
 
-// check reads c's config and evidence and makes its entry: as it is when
-// the binaries fit the config, with a corrected config under FixPlatform,
-// else a refusal that names the source.
-func check(ctx context.Context, c candidate, opts Options) (Entry, error) {
+// check reads c's config, referrers and evidence and makes its entry: as
+// it is when the binaries fit the config, with a corrected config under
+// FixPlatform, else a refusal that names the source. keep outlives ctx: the
+// referrers' blobs are read within it, when they are copied.
+func check(ctx, keep context.Context, c candidate, opts Options) (Entry, error) {
 	e := Entry{Source: c.source, Pinned: c.pinned, SourceManifest: c.digest, Image: c.image, Attestations: c.attached}
 	what := "source " + c.source
 	if c.listed != nil {
@@ -146,6 +160,21 @@ func check(ctx context.Context, c candidate, opts Options) (Entry, error) {
 	if e.ConfigSaid.OS == "" || e.ConfigSaid.Architecture == "" {
 		return e, fmt.Errorf("%s: its config names no platform (os %q, architecture %q)", what, cf.OS, cf.Architecture)
 	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if e.Referrers, err = referrers(ctx, keep, c, opts.Images, log); err != nil {
+		return e, fmt.Errorf("%s: %w", what, err)
+	}
+	if e.Tagged, err = cosignTags(keep, c, opts.Images); err != nil {
+		return e, fmt.Errorf("%s: %w", what, err)
+	}
+	// An attestation manifest of the source index that names a subject is
+	// a referrer too: it goes along once, with the index.
+	e.Referrers = slices.DeleteFunc(e.Referrers, func(r Attached) bool {
+		return slices.ContainsFunc(e.Attestations, func(a Attached) bool { return a.Descriptor.Digest == r.Descriptor.Digest })
+	})
 	e.Evidence, err = readEvidence(ctx, c.image, e.ConfigSaid, opts.TempDir)
 	if err != nil {
 		return e, fmt.Errorf("%s: reading its layers: %w", what, registry.Explain(err))

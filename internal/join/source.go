@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
@@ -30,6 +31,9 @@ type candidate struct {
 	image    v1.Image
 	listed   *v1.Platform // the source index's entry platform; nil for a single image
 	attached []Attached
+	// repo is the source's repository, where its referrers are asked
+	// for; nil for a layout or archive, which keep none.
+	repo *name.Repository
 }
 
 // resolve reads one source and returns the platform images it offers that
@@ -58,9 +62,22 @@ func resolve(ctx context.Context, source string, want []v1.Platform, opts imager
 			return nil, fmt.Errorf("source %s is an attestation manifest (about %s), not an image: name the image it is about", source, about)
 		}
 		c := candidate{source: source, pinned: art.Pinned(), digest: art.Digest, image: art.Image}
-		return []candidate{c}, nil
+		return withRepo(ref, []candidate{c}), nil
 	}
-	return expand(source, art, want)
+	cs, err := expand(source, art, want)
+	return withRepo(ref, cs), err
+}
+
+// withRepo names the registry repository of ref's candidates.
+func withRepo(ref imageref.Ref, cs []candidate) []candidate {
+	if ref.Transport != imageref.Registry {
+		return cs
+	}
+	repo := ref.Name.Context()
+	for i := range cs {
+		cs[i].repo = &repo
+	}
+	return cs
 }
 
 // expand lists the platform images of the index art that want asks for,

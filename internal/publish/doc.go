@@ -22,6 +22,9 @@
 // written first in it, each read back, and all read again after a pause:
 // another writer's index that erased the release's referrers gets them
 // added again (the registry API has no conditional PUT to do better).
+// Cosign tags an image brings along (sha256-<hex>.sig, .att) are merged with
+// what the repository holds under them, pushed by digest before signing
+// (which adds to them) and tagged in the tag phase before the release's tags.
 //
 // A layout (and the layout inside an archive) is written with ordinary
 // modes, directories 0755 and files 0644 before the umask; its index.json

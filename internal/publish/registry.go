@@ -64,9 +64,12 @@ func (p *publisher) release(ctx context.Context, images []Image, repos []name.Re
 	if err := p.checkManifests(ctx, images, repos, true); err != nil {
 		return nil, err
 	}
+	copied, err := p.copyCosignTags(ctx, images, repos)
+	if err != nil {
+		return nil, err
+	}
 	var legacy []legacyTag
 	var sigs []Signature
-	var err error
 	if signing.Signer != nil {
 		images = slices.Clone(images) // signing adds referrers
 		for i := range images {
@@ -76,6 +79,7 @@ func (p *publisher) release(ctx context.Context, images []Image, repos []name.Re
 			return nil, err
 		}
 	}
+	legacy = append(withoutSigned(copied, legacy), legacy...)
 	fallbacks, err := p.planFallbacks(ctx, images, repos)
 	if err != nil {
 		return nil, err
@@ -118,6 +122,8 @@ type publisher struct {
 	// this release put them: a release pushed again, whose tags may be in
 	// place already (see tagInPlace).
 	again map[string]bool
+	// cosignBase: the copyCosignTags images by tag, signLegacy's bases.
+	cosignBase map[string]v1.Image
 }
 
 // newPublisher uses opts' Session, where the blobs an Uploader sent are

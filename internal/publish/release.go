@@ -25,6 +25,20 @@ type Image struct {
 	// tag (sha256-<hex>) lists them, written before the image's tags. A
 	// layout takes none.
 	Referrers []Referrer
+	// CosignTags are cosign's tags (sha256-<hex>.sig, .att) about the
+	// image's platform manifests, copied from where the image came from:
+	// each is merged with what the repository holds under that tag and
+	// written before the image's tags (see copyCosignTags). A layout
+	// takes none.
+	CosignTags []CosignTag
+}
+
+// CosignTag is a cosign tag about one of an image's platform manifests.
+type CosignTag struct {
+	// Tag is sha256-<hex>.sig or .att; Image the signatures or
+	// attestations it holds, one per layer.
+	Tag   string
+	Image v1.Image
 }
 
 // Referrer is a manifest whose subject is one of an image's platform

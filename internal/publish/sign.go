@@ -161,15 +161,19 @@ func (p *publisher) pushSignatureReferrers(ctx context.Context, repo name.Reposi
 // pushes the result by digest.
 func (p *publisher) signLegacy(ctx context.Context, repo name.Repository, subject v1.Hash, s Signer) (legacyTag, Signature, error) {
 	tag := subject.Algorithm + "-" + subject.Hex + ".sig"
-	var base v1.Image
-	img, err := p.reg.Image(ctx, repo.Tag(tag))
-	var terr *transport.Error
-	switch {
-	case err == nil:
-		base = img
-	case errors.As(err, &terr) && terr.StatusCode == 404:
-	default:
-		return legacyTag{}, Signature{}, fmt.Errorf("read %s:%s: %w", repo, tag, registry.Explain(err))
+	// A copy from the source (copyCosignTags) holds the tag's signatures
+	// and the source's: signing adds to it.
+	base, copied := p.cosignBase[repo.Tag(tag).String()]
+	if !copied {
+		img, err := p.reg.Image(ctx, repo.Tag(tag))
+		var terr *transport.Error
+		switch {
+		case err == nil:
+			base = img
+		case errors.As(err, &terr) && terr.StatusCode == 404:
+		default:
+			return legacyTag{}, Signature{}, fmt.Errorf("read %s:%s: %w", repo, tag, registry.Explain(err))
+		}
 	}
 	out, err := s.AppendLegacy(ctx, repo, subject, base)
 	if err != nil {

@@ -8,7 +8,8 @@
 // It is the one package that builds HTTP requests or clients for
 // registries (internal/depcheck's registryIO rule): Raw's manifest PUT and
 // GET and referrers-API probe, CheckPush's upload start, Reader's referrers
-// and images for signature checks, and a release's writes (Session: blobs,
+// and images for signature checks and index's copies (Attached), and a
+// release's writes (Session: blobs,
 // images and indexes by digest and tags through ggcr's pusher, manifest
 // HEADs and .sig reads through one puller). publish writes only through a
 // Session made from the Options WithRetries returns, so its pushes share

@@ -2,6 +2,9 @@ package registry
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -35,4 +38,29 @@ func (r Reader) Image(ctx context.Context, ref name.Reference) (v1.Image, error)
 		return nil, ExplainRead(err)
 	}
 	return img, nil
+}
+
+// Attached lists what ref's registry keeps about ref as referrers, for a
+// copy: the referrers API, else the sha256-<hex> fallback tag. A registry
+// that resolves that tag to ref itself (GitLab's takes sha256-<hex> as the
+// digest) cannot hold a referrers index there, so nothing is attached
+// there: the list is empty. The entries come sorted by digest, whatever
+// order the registry answered in.
+func (r Reader) Attached(ctx context.Context, ref name.Digest) ([]v1.Descriptor, error) {
+	opts := RemoteOptions(ctx, r.Options)
+	idx, err := remote.Referrers(ref, opts...)
+	if err != nil {
+		fallback := ref.Context().Tag(strings.Replace(ref.DigestStr(), ":", "-", 1))
+		if d, herr := remote.Head(fallback, opts...); herr == nil && d.Digest.String() == ref.DigestStr() {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("referrers of %s: %w", ref, Explain(err))
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, fmt.Errorf("referrers of %s: %w", ref, err)
+	}
+	out := slices.Clone(im.Manifests)
+	slices.SortFunc(out, func(a, b v1.Descriptor) int { return strings.Compare(a.Digest.String(), b.Digest.String()) })
+	return out, nil
 }

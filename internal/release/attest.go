@@ -100,7 +100,13 @@ type AttestationDigests struct {
 
 // digestsOf names at's statements and manifests.
 func digestsOf(at *Attestation) (AttestationDigests, error) {
-	d := AttestationDigests{SBOM: at.SBOM.Digest(), Provenance: at.Provenance.Digest()}
+	var d AttestationDigests
+	if len(at.SBOM.JSON) > 0 { // a join writes no SBOM
+		d.SBOM = at.SBOM.Digest()
+	}
+	if len(at.Provenance.JSON) > 0 {
+		d.Provenance = at.Provenance.Digest()
+	}
 	if at.Manifest != nil {
 		h, err := at.Manifest.Digest()
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/progress"
+	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
@@ -57,6 +58,12 @@ type Platform struct {
 	// Attestation is the platform image's SBOM and provenance; nil with
 	// Options.Attest off.
 	Attestation *Attestation
+	// Referrers are manifests about the image that a run copies as they
+	// are (index: the source's referrers), published beside Attestation's.
+	Referrers []publish.Referrer
+	// CosignTags are cosign's tags about the image a run copies
+	// (index: the source's sha256-<hex>.sig and .att).
+	CosignTags []publish.CosignTag
 }
 
 // Result is what Build produced.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/join"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
@@ -41,8 +43,12 @@ type Joined struct {
 
 // JoinIndex checks every source (join.New: evidence before anything is
 // written) and assembles the index that joins them: the platform images in
-// the plan's order, then the attestations the sources carried about them,
-// then (Attest index) the provenance helperbuild writes. The index is
+// the plan's order, then their attestations. With Attest index each
+// platform gets one attestation manifest: the statements its source
+// carried (in the source index, or as in-toto referrers), then the
+// provenance helperbuild writes; otherwise the source index's attestation
+// manifests are listed as they were. Every referrer of a source image is
+// copied as it is (Platform.Referrers), whatever the mode. The index is
 // verified as a whole (coverage and configs; each platform's binaries were
 // checked by join) before it is returned. It writes nothing.
 func JoinIndex(ctx context.Context, opts IndexOptions) (*Joined, error) {
@@ -58,26 +64,30 @@ func JoinIndex(ctx context.Context, opts IndexOptions) (*Joined, error) {
 	im := &Image{Name: opts.Name, Tags: opts.Tags}
 	images := map[v1.Hash]v1.Image{}
 	descs := make([]v1.Descriptor, 0, len(plan.Entries))
-	var carried []manifest.Attachment
-	for _, e := range plan.Entries {
+	var kept []manifest.Attachment
+	carriedBy := make([]carried, len(plan.Entries))
+	for i, e := range plan.Entries {
 		m, err := e.Image.Manifest()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e.Source, err)
 		}
 		images[e.Descriptor.Digest] = e.Image
 		descs = append(descs, e.Descriptor)
-		for _, a := range e.Attestations {
-			carried = append(carried, manifest.Attachment{Entry: a.Descriptor, Image: a.Manifest})
+		if carriedBy[i], err = carryOver(e, opts.Attest.Mode == AttestIndex); err != nil {
+			return nil, err
+		}
+		for _, a := range carriedBy[i].kept {
+			kept = append(kept, manifest.Attachment{Entry: a.Descriptor, Image: a.Manifest})
 		}
 		im.Platforms = append(im.Platforms, Platform{Platform: e.Platform, Digest: e.Descriptor.Digest, Size: e.Descriptor.Size,
-			CompressedSize: manifest.CompressedSize(m)})
+			CompressedSize: manifest.CompressedSize(m), Referrers: carriedBy[i].referrers, CosignTags: carriedBy[i].cosignTags})
 	}
 	if opts.Attest.on() {
-		if err := provenances(im, plan, opts); err != nil {
+		if err := provenances(im, plan, carriedBy, opts); err != nil {
 			return nil, err
 		}
 	}
-	for _, a := range append(carried, attachments(im.Platforms)...) {
+	for _, a := range append(kept, attachments(im.Platforms)...) {
 		images[a.Entry.Digest] = a.Image
 		descs = append(descs, a.Entry)
 	}
@@ -98,8 +108,10 @@ func JoinIndex(ctx context.Context, opts IndexOptions) (*Joined, error) {
 }
 
 // provenances gives each platform image of im a provenance naming its
-// source manifest by digest, in the index or as a referrer.
-func provenances(im *Image, plan *join.Plan, opts IndexOptions) error {
+// source manifest by digest, in the index or as a referrer. In the index it
+// is the last statement of the platform's one attestation manifest, after
+// the statements carried from the source (see carryOver).
+func provenances(im *Image, plan *join.Plan, carriedBy []carried, opts IndexOptions) error {
 	for i, e := range plan.Entries {
 		st, err := attest.JoinProvenance(attest.JoinSpec{
 			Image: attest.Image{Name: opts.Name, Manifest: e.Descriptor},
@@ -114,7 +126,7 @@ func provenances(im *Image, plan *join.Plan, opts IndexOptions) error {
 		at := &Attestation{Provenance: st}
 		switch opts.Attest.Mode {
 		case AttestIndex:
-			at.Manifest, err = attest.AttestationManifest(e.Descriptor, st)
+			at.Manifest, err = attest.AttestationManifest(e.Descriptor, append(slices.Clone(carriedBy[i].statements), st)...)
 		case AttestReferrers:
 			var r *attest.Artifact
 			r, err = attest.StatementReferrer(e.Descriptor, st)
@@ -125,6 +137,15 @@ func provenances(im *Image, plan *join.Plan, opts IndexOptions) error {
 		}
 		if at.Digests, err = digestsOf(at); err != nil {
 			return err
+		}
+		if at.Manifest != nil {
+			// The metadata names the SBOM the attestation manifest carries.
+			for _, s := range carriedBy[i].statements {
+				if s.PredicateType == attestspec.PredicateSPDX {
+					at.Digests.SBOM = s.Digest()
+					break
+				}
+			}
 		}
 		im.Platforms[i].Attestation = at
 	}

@@ -60,6 +60,10 @@ type IndexSource struct {
 	Binaries int
 	// Dropped counts the source's attestations left behind (Fixed).
 	Dropped int
+	// Attestations, Referrers and CosignTags count what came along: the
+	// source index's attestation manifests about the image, its referrers,
+	// its cosign tags.
+	Attestations, Referrers, CosignTags int
 }
 
 // PreparedIndex is an IndexRequest checked, before any registry is read.
@@ -239,7 +243,8 @@ func indexReportSources(plan *join.Plan) []IndexSource {
 	out := make([]IndexSource, len(plan.Entries))
 	for i, e := range plan.Entries {
 		out[i] = IndexSource{Platform: e.Platform, ConfigSaid: e.ConfigSaid, Source: e.Source, SourceManifest: e.SourceManifest,
-			Fixed: e.Fixed, Manifest: e.Descriptor.Digest, Binaries: len(e.Evidence.Binaries), Dropped: e.Dropped}
+			Fixed: e.Fixed, Manifest: e.Descriptor.Digest, Binaries: len(e.Evidence.Binaries), Dropped: e.Dropped,
+			Attestations: len(e.Attestations), Referrers: len(e.Referrers), CosignTags: len(e.Tagged)}
 	}
 	return out
 }

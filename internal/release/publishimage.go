@@ -10,6 +10,8 @@ func (im Image) Publish() publish.Image {
 		for _, t := range pl.Tags {
 			p.PlatformTags = append(p.PlatformTags, publish.PlatformTag{Manifest: pl.Digest, Tag: t})
 		}
+		p.Referrers = append(p.Referrers, pl.Referrers...)
+		p.CosignTags = append(p.CosignTags, pl.CosignTags...)
 		if pl.Attestation != nil {
 			for _, r := range pl.Attestation.Referrers {
 				p.Referrers = append(p.Referrers, publish.Referrer{Subject: pl.Digest, Manifest: r, Entry: r.IndexEntry()})

@@ -101,9 +101,17 @@ func (rep *Report) publishHint(w io.Writer) error {
 func (rep *Report) WriteSources(w io.Writer) {
 	fmt.Fprintln(w, "  sources, each config checked against its binaries:")
 	for _, s := range rep.Sources {
-		fmt.Fprintf(w, "    %s  %s (%s)\n", platform.Format(s.Platform), s.Source, s.SourceManifest)
+		var carried string
+		if s.Attestations > 0 || s.Referrers > 0 || s.CosignTags > 0 {
+			carried = fmt.Sprintf("; carried: %d %s, %d %s", s.Attestations, progress.Plural(s.Attestations, "attestation manifest", "attestation manifests"),
+				s.Referrers, progress.Plural(s.Referrers, "referrer", "referrers"))
+		}
+		if s.CosignTags > 0 {
+			carried += fmt.Sprintf(", %d cosign %s", s.CosignTags, progress.Plural(s.CosignTags, "tag", "tags"))
+		}
+		fmt.Fprintf(w, "    %s  %s (%s)%s\n", platform.Format(s.Platform), s.Source, s.SourceManifest, carried)
 		if s.Fixed {
-			fmt.Fprintf(w, "      FIXED: its config said %s, its ELF executables (%d) are %s; published with a corrected config as %s (layers unchanged; the source's attestations about it left out: %d)\n",
+			fmt.Fprintf(w, "      FIXED: its config said %s, its ELF executables (%d) are %s; published with a corrected config as %s (layers unchanged; the source's attestations and referrers about it left out: %d)\n",
 				platform.Format(s.ConfigSaid), s.Binaries, platform.Format(s.Platform), s.Manifest, s.Dropped)
 		}
 	}

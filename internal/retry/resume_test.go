@@ -332,3 +332,39 @@ func FuzzRetryAfter(f *testing.F) {
 		}
 	})
 }
+
+// An error response whose body is cut short is sent again, not reported
+// as "unexpected EOF" instead of its status.
+func TestErrorBodyCutShortIsRetried(t *testing.T) {
+	const notFound = `{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}`
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 0 {
+			conn, buf, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				t.Errorf("hijack: %v", err)
+				return
+			}
+			defer conn.Close()
+			fmt.Fprintf(buf, "HTTP/1.1 404 Not Found\r\nContent-Length: %d\r\n\r\n%s", len(notFound), notFound[:10])
+			_ = buf.Flush()
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, notFound)
+	})
+	f := newFixture(t, http.DefaultTransport, nil)
+	resp, err := f.client().Get(s.URL + "/v2/x/manifests/sha256-1.sig")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, notFound, string(b))
+	assert.Equal(t, int32(2), s.hits.Load())
+
+	// Without retries the cut is the error.
+	s.hits.Store(0)
+	f = newFixture(t, http.DefaultTransport, func(o *Options) { o.Retries = 0 })
+	_, err = f.client().Get(s.URL + "/v2/x/manifests/sha256-1.sig")
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+}

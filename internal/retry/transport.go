@@ -76,6 +76,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		resp, err := t.attempt(areq)
+		if err == nil && !transientStatus(resp.StatusCode) {
+			resp, err = readErrorBody(resp)
+		}
 		reason, transient := "", false
 		switch {
 		case err != nil:

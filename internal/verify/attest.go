@@ -89,19 +89,14 @@ func statementsOf(imgs []v1.Image, from string) ([]statementBlob, error) {
 // from an index: only its referrers could be asked.
 func attestCheck(digest v1.Hash, annotations map[string]string, statements []statementBlob, bins, baseBins []elfFile, alone bool) []Check {
 	f := findings{name: CheckAttest}
-	var sbom, prov *statementBlob
+	var sbom *statementBlob
 	for i, s := range statements {
-		switch s.predicateType {
-		case attestspec.PredicateSPDX:
-			if sbom == nil {
-				sbom = &statements[i]
-			}
-		case attestspec.PredicateSLSA:
-			if prov == nil {
-				prov = &statements[i]
-			}
+		if s.predicateType == attestspec.PredicateSPDX {
+			sbom = &statements[i]
+			break
 		}
 	}
+	prov := buildProvenance(statements)
 	switch {
 	case sbom == nil && prov == nil && alone:
 		f.fail("no attestations: the registry's referrers hold no SBOM or provenance for " + digest.String() +
@@ -132,6 +127,26 @@ func attestCheck(digest v1.Hash, annotations map[string]string, statements []sta
 		checkProvenanceBases(&f, prov.data, annotations[specsv1.AnnotationBaseImageDigest])
 	}
 	return f.done(fmt.Sprintf("SBOM and provenance about %s; Go modules and base digests agree with the image%s", digest, base))
+}
+
+// buildProvenance is the provenance checked against the image: the first
+// of a build, else the first of a join (helperbuild index writes one about
+// each image it joined, beside the build's it carries over, in an order
+// that depends on where the source kept it); nil when there is none.
+func buildProvenance(statements []statementBlob) *statementBlob {
+	var prov *statementBlob
+	for i, s := range statements {
+		if s.predicateType != attestspec.PredicateSLSA {
+			continue
+		}
+		if !attestspec.IsJoinProvenance(s.data) {
+			return &statements[i]
+		}
+		if prov == nil {
+			prov = &statements[i]
+		}
+	}
+	return prov
 }
 
 // checkSubject fails unless the statement's subject is the manifest.

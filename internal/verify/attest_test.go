@@ -98,6 +98,13 @@ func attestationManifest(t testing.TB, img v1.Image, statements ...[]byte) mutat
 	}}
 }
 
+// joinProvenance is the predicate of helperbuild index's provenance: its
+// one dependency the source manifest, named by the source as written.
+func joinProvenance() any {
+	return map[string]any{"buildDefinition": map[string]any{"buildType": attestspec.BuildTypeJoin,
+		"resolvedDependencies": []any{map[string]any{"uri": "registry.example.com/ref/app:v1", "digest": map[string]string{"sha256": strings.Repeat("d", 64)}}}}}
+}
+
 func TestAttestations(t *testing.T) {
 	bi, err := buildinfo.Read(bytes.NewReader(bins["arm64"]))
 	require.NoError(t, err)
@@ -156,6 +163,12 @@ func TestAttestations(t *testing.T) {
 		{name: "the binary missing", statements: func(d v1.Hash) [][]byte {
 			return [][]byte{statementJSON(t, d, attestspec.PredicateSPDX, withBaseBinary(sbomFor("/usr/bin/other"), baseBin, "")), good(d)[1]}
 		}, want: []string{"linux/arm64 attestations: " + bin + ": Go binary missing from the SBOM"}},
+		{name: "a join's provenance before the build's: the build's is checked", statements: func(d v1.Hash) [][]byte {
+			return [][]byte{statementJSON(t, d, attestspec.PredicateSLSA, joinProvenance()), good(d)[0], good(d)[1]}
+		}},
+		{name: "a join's provenance alone stands in, and has no base", statements: func(d v1.Hash) [][]byte {
+			return [][]byte{good(d)[0], statementJSON(t, d, attestspec.PredicateSLSA, joinProvenance())}
+		}, want: []string{"linux/arm64 attestations: the provenance's base images [] are not the manifest's org.opencontainers.image.base.digest [" + base + "]"}},
 		{name: "another base", statements: func(d v1.Hash) [][]byte {
 			return [][]byte{good(d)[0], statementJSON(t, d, attestspec.PredicateSLSA, provenanceWith(other.String()))}
 		}, want: []string{"linux/arm64 attestations: the provenance's base images [" + other.String() + "] are not the manifest's org.opencontainers.image.base.digest [" + base + "]"}},

@@ -49,11 +49,11 @@ var ErrNoCommit = errors.New("commit not in the checkout")
 func truthCheck(ctx context.Context, annotations map[string]string, statements []statementBlob, sourceFile func(context.Context, string, string) ([]byte, error)) []Check {
 	f := findings{name: CheckAttest}
 	var prov, sbom []byte
+	if p := buildProvenance(statements); p != nil {
+		prov = p.data
+	}
 	for _, s := range statements {
-		switch {
-		case s.predicateType == attestspec.PredicateSLSA && prov == nil:
-			prov = s.data
-		case s.predicateType == attestspec.PredicateSPDX && sbom == nil:
+		if s.predicateType == attestspec.PredicateSPDX && sbom == nil {
 			sbom = s.data
 		}
 	}
