@@ -49,8 +49,9 @@ func (l *foreignLayer) read() error {
 	return errors.New("testkit: a foreign layer was read")
 }
 
-// ForeignURL is where a WindowsBase says its foreign layer lives: a port
-// nothing listens on.
+// ForeignURL is where a WindowsBase says its foreign layer lives: a
+// loopback port nothing listens on (go-containerregistry even refuses to
+// fetch a layer URL on a private address), so no read can leave the host.
 func ForeignURL(d v1.Hash) string { return "http://127.0.0.1:1/mcr/blobs/" + d.String() }
 
 func hashOf(s string) v1.Hash {
