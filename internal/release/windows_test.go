@@ -159,3 +159,20 @@ func TestWindowsBuildRefusals(t *testing.T) {
 		})
 	}
 }
+
+// Without --platforms a config-free build takes the base's Linux
+// platforms only: Windows entries are asked for by build.
+func TestAllPlatformsLeavesWindowsOut(t *testing.T) {
+	var reads testkit.ForeignReads
+	base, _, _ := mixedBase(t, &reads)
+	plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: base})
+	require.NoError(t, err)
+	res, err := Build(context.Background(), plan, options(t))
+	require.NoError(t, err)
+	var got []v1.Platform
+	for _, p := range res.Images[0].Platforms {
+		got = append(got, p.Platform)
+	}
+	assert.Equal(t, "linux/amd64,linux/arm64", platform.FormatList(got))
+	assert.Zero(t, reads.Load())
+}
