@@ -20,7 +20,7 @@
 //	         retry  outfile (atomic files)  gitmeta  sandbox
 //	            |
 //	            v
-//	shared   platform  part  progress  elfcheck  attestspec  rootfs  execerr
+//	shared   platform  part  progress  elfcheck  pecheck  attestspec  rootfs  execerr
 //
 //	fixture  testkit  tartest  depcheck  sandbox/sandboxtest  gitlabbase (tests only)
 package internal

@@ -72,7 +72,12 @@ func TestBadInput(t *testing.T) {
 		{name: "platform without arch", args: []string{"build", "--platforms", "linux", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{`"linux"`}},
 		{name: "platform without os", args: []string{"build", "--platforms", "arm64", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{`"arm64"`}},
 		{name: "unknown arm variant", args: []string{"build", "--platforms", "linux/arm/v9", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{"linux/arm/v9"}},
-		{name: "not a container platform", args: []string{"build", "--platforms", "windows/amd64", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{"windows/amd64"}},
+		{name: "not a container platform", args: []string{"build", "--platforms", "windows/386", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{"windows/386", "builds no container image"}},
+		{name: "windows os.version on linux", args: []string{"build", "--platforms", "linux/amd64:10.0.20348", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{"linux/amd64:10.0.20348", "only meaningful for windows"}},
+		{name: "windows platform on scratch", args: []string{"build", "--platforms", "linux/amd64,windows/amd64:10.0.20348", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{"windows/amd64:10.0.20348", "needs a Windows base"}},
+		{name: "windows platform on a linux base", args: []string{"build", "--platforms", "windows/amd64:10.0.20348", "--base", "oci:{layout}", "./cmd/app"}, code: 2, want: []string{"has no windows/amd64:10.0.20348 (it offers: linux/amd64)", "a Windows entry needs a Windows base"}},
+		{name: "windows platform in recipe mode", files: map[string]string{"helperbuild.yaml": recipeYAML, "Dockerfile": okDockerfile},
+			args: []string{"build", "--platforms", "windows/amd64:10.0.20348"}, code: 2, want: []string{"windows/amd64:10.0.20348", "built in config-free mode only"}},
 		{name: "platform the base lacks", args: []string{"build", "--platforms", "linux/arm64", "--base", "oci:{layout}", "./cmd/app"}, code: 1, want: []string{"linux/arm64", "linux/amd64"}},
 
 		// Bases.

@@ -90,7 +90,7 @@ described by helperbuild.yaml (or --config).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.platforms, "platforms", "", `comma-separated os/arch[/variant] list, or "all" (default: the config's list; config-free: every platform the base offers)`)
+	fl.StringVar(&f.platforms, "platforms", "", `comma-separated os/arch[/variant][:os.version] list (windows/amd64:10.0.20348 is one Windows build; config-free mode), or "all" (default: the config's list; config-free: every Linux platform the base offers)`)
 	fl.IntVar(&f.jobs, "jobs", runtime.NumCPU(), "parallel compiles and layer writes")
 	fl.IntVar(&f.level, "compression-level", release.DefaultCompressionLevel, "gzip level of new layers: 1 (fastest) to 9 (smallest, several times slower)")
 	fl.StringVar(&f.ldflags, "ldflags", "", "go build -ldflags, templated: {{.Version}} {{.Revision}} {{.Branch}} {{.Date}} {{.Env.NAME}}")

@@ -66,6 +66,8 @@ func TestIndexCommand(t *testing.T) {
 		{"missing platform", []string{"--gitlab-helper", src + "/gitlab-org/helper", "--version", "v17.10.0", "--platforms", ps + ",linux/s390x"},
 			"source " + src + "/gitlab-org/helper:s390x-v17.10.0", 3},
 		{"unreachable source", []string{"127.0.0.1:1/nothing:v1"}, "source 127.0.0.1:1/nothing:v1", 1},
+		{"windows platform", []string{"--gitlab-helper", src + "/gitlab-org/helper", "--version", "v17.10.0", "--platforms", ps + ",windows/amd64:10.0.20348"},
+			"index --platforms windows/amd64:10.0.20348: helperbuild does not join Windows entries yet", 2},
 	}
 	for _, tt := range refusals {
 		t.Run(tt.name, func(t *testing.T) {

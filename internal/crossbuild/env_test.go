@@ -76,6 +76,6 @@ func TestEnv(t *testing.T) {
 		})
 	}
 
-	_, err := crossbuild.Env(nil, v1.Platform{OS: "windows", Architecture: "amd64"})
-	assert.ErrorContains(t, err, "Go cannot build windows/amd64")
+	_, err := crossbuild.Env(nil, v1.Platform{OS: "windows", Architecture: "386"})
+	assert.ErrorContains(t, err, "builds no container image for windows/386")
 }

@@ -45,7 +45,7 @@ func TestBuildRejectsBeforeRunning(t *testing.T) {
 		{name: "no main", targets: []crossbuild.Target{{Platform: amd64, Output: filepath.Join(out, "x")}}, opts: base,
 			wantErr: "target 0 ( for linux/amd64): no main package"},
 		{name: "unbuildable platform", targets: []crossbuild.Target{{Platform: v1.Platform{OS: "linux", Architecture: "sparc64"}, Main: ".", Output: filepath.Join(out, "x")}}, opts: base,
-			wantErr: "build .: Go cannot build linux/sparc64"},
+			wantErr: "build .: helperbuild builds no container image for linux/sparc64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

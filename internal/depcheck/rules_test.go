@@ -44,6 +44,7 @@ var roles = map[string]role{
 	"dockerfiles":         shared,
 	"internal/attestspec": shared,
 	"internal/elfcheck":   shared,
+	"internal/pecheck":    shared,
 	"internal/execerr":    shared,
 	"internal/part":       shared,
 	"internal/platform":   shared,

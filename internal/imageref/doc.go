@@ -19,4 +19,7 @@
 // of one layer (the platforms of an index, the checks of a build, verify)
 // always see the whole blob. A store made with KeepBlobs (in a cache
 // directory) serves later runs too, each file checked again before use.
+// A foreign (non-distributable) layer, such as a Windows base's OS layers,
+// is never fetched: reading it is a ForeignLayerError, and Foreign tells
+// readers to skip it.
 package imageref

@@ -31,7 +31,7 @@ func (a *Artifact) Platforms() ([]v1.Platform, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []v1.Platform{platform.Normalize(v1.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant})}, nil
+		return []v1.Platform{platform.Normalize(v1.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant, OSVersion: cf.OSVersion})}, nil
 	}
 	return nil, nil
 }
@@ -43,6 +43,9 @@ func (a *Artifact) ImageFor(p v1.Platform) (v1.Image, v1.Hash, error) {
 	offered, err := a.Platforms()
 	if err != nil {
 		return nil, v1.Hash{}, fmt.Errorf("%s: %w", a.Ref, err)
+	}
+	if platform.IsWindows(p) {
+		return a.windowsImageFor(p, offered)
 	}
 	if platform.Index(offered, p) < 0 {
 		return nil, v1.Hash{}, &MissingPlatformError{Ref: a.Ref.String(), Platform: p, Offered: offered}
@@ -88,6 +91,10 @@ type MissingPlatformError struct {
 }
 
 func (e *MissingPlatformError) Error() string {
+	if platform.IsWindows(e.Platform) {
+		return fmt.Sprintf("base %s has no %s (it offers: %s); a Windows entry needs a Windows base with that build (its index entry and config naming the os.version), e.g. nanoserver or servercore ltsc2019 for 10.0.17763, ltsc2022 for 10.0.20348",
+			e.Ref, platform.Format(e.Platform), platform.FormatList(e.Offered))
+	}
 	return fmt.Sprintf("base %s has no %s (it offers: %s); drop the platform or use a base that has it",
 		e.Ref, platform.Format(e.Platform), platform.FormatList(e.Offered))
 }

@@ -150,6 +150,9 @@ func (l *storedLayer) Compressed() (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
+	if mt, err := l.MediaType(); err == nil && !mt.IsDistributable() {
+		return nil, &ForeignLayerError{Digest: d, MediaType: mt}
+	}
 	size, err := l.Size()
 	if err != nil {
 		return nil, err

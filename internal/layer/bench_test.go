@@ -55,7 +55,7 @@ func BenchmarkTarOnly(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		require.NoError(b, newTarWriter(io.Discard, testEpoch).writeAll(context.Background(), planned))
+		require.NoError(b, newTarWriter(io.Discard, testEpoch, false).writeAll(context.Background(), planned))
 	}
 }
 

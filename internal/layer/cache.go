@@ -202,6 +202,9 @@ func (c *Cache) cacheKey(ctx context.Context, entries []rootfs.Entry, opts Optio
 		level = DefaultLevel // a new default must not find the old default's layers
 	}
 	field(strconv.Itoa(level))
+	if opts.Windows {
+		field("windows") // absent for Linux layers: their keys stay as they were
+	}
 	for _, e := range sorted {
 		if err := ctx.Err(); err != nil {
 			return "", err

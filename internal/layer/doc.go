@@ -30,4 +30,9 @@
 // The DiffID depends only on the entries, their file contents and the epoch
 // (and Go's archive/tar encoding); the compressed digest also depends on the
 // gzip level and the compressor version pinned in go.mod (see DefaultLevel).
+//
+// With Options.Windows the same entries are written in the layer format
+// Windows' containerd and Docker import: under Files/, with an empty Hives/
+// and the MSWINDOWS.rawsd and MSWINDOWS.fileattr PAX records on every
+// header (windows.go); equally deterministic, and cached apart.
 package layer

@@ -18,6 +18,7 @@ import (
 type tarSource struct {
 	entries []rootfs.Entry // planned: sorted, parents added
 	epoch   time.Time
+	windows bool // Windows layer format (see Options.Windows)
 }
 
 // open streams the tar again from its sources. The stream is checked
@@ -30,7 +31,7 @@ func (s *tarSource) open(diffID v1.Hash) io.ReadCloser {
 	go func() {
 		hold := &holdLast{w: pw}
 		hw := &hashWriter{w: hold, h: sha256.New()}
-		err := newTarWriter(hw, s.epoch).writeAll(context.Background(), s.entries)
+		err := newTarWriter(hw, s.epoch, s.windows).writeAll(context.Background(), s.entries)
 		if err == nil && hw.sum() != diffID {
 			err = fmt.Errorf("layer %s: its source files changed after it was written (the tar stream now hashes to %s)", diffID, hw.sum())
 		}

@@ -18,13 +18,14 @@ const copyBufferSize = 128 << 10
 
 // tarWriter writes planned entries as a deterministic tar stream.
 type tarWriter struct {
-	tw    *tar.Writer
-	epoch time.Time
-	buf   []byte
+	tw      *tar.Writer
+	epoch   time.Time
+	windows bool // add the Windows PAX records (see windowsRecords)
+	buf     []byte
 }
 
-func newTarWriter(w io.Writer, epoch time.Time) *tarWriter {
-	return &tarWriter{tw: tar.NewWriter(w), epoch: epoch, buf: make([]byte, copyBufferSize)}
+func newTarWriter(w io.Writer, epoch time.Time, windows bool) *tarWriter {
+	return &tarWriter{tw: tar.NewWriter(w), epoch: epoch, windows: windows, buf: make([]byte, copyBufferSize)}
 }
 
 // writeAll writes every entry, checking ctx before each one and while
@@ -103,6 +104,9 @@ func (t *tarWriter) header(e rootfs.Entry) *tar.Header {
 	case rootfs.Symlink:
 		hdr.Typeflag = tar.TypeSymlink
 		hdr.Linkname = e.Linkname
+	}
+	if t.windows {
+		hdr.PAXRecords = windowsRecords(e.Kind)
 	}
 	return hdr
 }

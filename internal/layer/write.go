@@ -43,6 +43,13 @@ type Options struct {
 	// cache key (hit or miss), so a caller that needs a file's digest
 	// (the SBOM's binaries) reads the file no second time.
 	Hashed func(source string, sha256 v1.Hash, size int64)
+	// Windows writes the layer in the format Windows' containerd and
+	// Docker import: every entry under Files/ (an entry /app/x.exe is
+	// C:\app\x.exe), an empty Hives/ directory, and on every header the
+	// PAX records MSWINDOWS.rawsd (owner and group BUILTIN\Users, which
+	// makes a binary executable there) and MSWINDOWS.fileattr. Symlinks
+	// are refused. The layer stays deterministic.
+	Windows bool
 }
 
 // outputBufferSize batches the compressor's small writes into few syscalls.
@@ -62,6 +69,9 @@ func Write(ctx context.Context, entries []rootfs.Entry, opts Options) (v1.Layer,
 		return nil, err
 	}
 	planned, err := plan(entries)
+	if err == nil && opts.Windows {
+		planned, err = windowsPlan(planned)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +92,7 @@ func Write(ctx context.Context, entries []rootfs.Entry, opts Options) (v1.Layer,
 	// crash leaves short or zeroed is caught where it matters, when the
 	// cache hands it out again (Cache.lookup checks its digest unless its
 	// stamp says it is the same file in the same boot).
-	l, err := writeBlob(ctx, blob, tmp.Name(), planned, epoch, level, opts.Threads)
+	l, err := writeBlob(ctx, blob, tmp.Name(), planned, epoch, level, opts.Threads, opts.Windows)
 	if cerr := tmp.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("layer file %s: %w", tmp.Name(), cerr)
 	}
@@ -91,7 +101,7 @@ func Write(ctx context.Context, entries []rootfs.Entry, opts Options) (v1.Layer,
 	}
 	if err == nil {
 		l.path = BlobPath(opts.Dir, l.digest)
-		l.source = &tarSource{entries: planned, epoch: epoch}
+		l.source = &tarSource{entries: planned, epoch: epoch, windows: opts.Windows}
 		err = os.Rename(tmp.Name(), l.path)
 	}
 	if s != nil {
@@ -142,7 +152,7 @@ func checkOptions(opts Options) (time.Time, int, error) {
 
 // writeBlob streams tar -> sha256 (DiffID) -> gzip -> sha256 + count
 // (digest, size) -> buffered file, and returns the layer without a path.
-func writeBlob(ctx context.Context, f io.Writer, name string, entries []rootfs.Entry, epoch time.Time, level, threads int) (*fileLayer, error) {
+func writeBlob(ctx context.Context, f io.Writer, name string, entries []rootfs.Entry, epoch time.Time, level, threads int, windows bool) (*fileLayer, error) {
 	out := bufio.NewWriterSize(f, outputBufferSize)
 	compressed := &hashWriter{w: out, h: sha256.New()}
 	gz, err := newBlockGzip(compressed, level, threads)
@@ -150,7 +160,7 @@ func writeBlob(ctx context.Context, f io.Writer, name string, entries []rootfs.E
 		return nil, err
 	}
 	uncompressed := &hashWriter{w: gz, h: sha256.New()}
-	if err := newTarWriter(uncompressed, epoch).writeAll(ctx, entries); err != nil {
+	if err := newTarWriter(uncompressed, epoch, windows).writeAll(ctx, entries); err != nil {
 		return nil, err
 	}
 	if err := gz.Close(); err != nil {

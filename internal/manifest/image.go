@@ -47,6 +47,9 @@ func Image(spec Spec) (v1.Image, error) {
 		Annotations:   spec.Annotations,
 	}
 	w := &withLayers{byDigest: map[v1.Hash]v1.Layer{}, byDiffID: map[v1.Hash]v1.Layer{}}
+	if w.baseURLs, err = layerURLs(spec.Base); err != nil {
+		return nil, err
+	}
 	for _, l := range layers {
 		desc, err := w.add(l)
 		if err != nil {
@@ -117,6 +120,26 @@ type withLayers struct {
 	v1.Image
 	ordered            []v1.Layer
 	byDigest, byDiffID map[v1.Hash]v1.Layer
+	baseURLs           map[v1.Hash][]string // the base manifest's layer URLs
+}
+
+// layerURLs is the URLs the manifest of base lists per layer digest (those
+// of foreign layers); nil for scratch.
+func layerURLs(base v1.Image) (map[v1.Hash][]string, error) {
+	if base == nil {
+		return nil, nil
+	}
+	m, err := base.Manifest()
+	if err != nil {
+		return nil, fmt.Errorf("base manifest: %w", err)
+	}
+	out := map[v1.Hash][]string{}
+	for _, d := range m.Layers {
+		if len(d.URLs) > 0 {
+			out[d.Digest] = d.URLs
+		}
+	}
+	return out, nil
 }
 
 var _ v1.Image = (*withLayers)(nil)
@@ -140,13 +163,26 @@ func (w *withLayers) add(l v1.Layer) (v1.Descriptor, error) {
 	if err != nil {
 		return v1.Descriptor{}, fmt.Errorf("layer %s: %w", d, err)
 	}
+	desc := v1.Descriptor{MediaType: oci, Digest: d, Size: size}
+	if !oci.IsDistributable() {
+		// A foreign layer (Windows base images) is referenced, never copied:
+		// a runtime fetches it from its URLs.
+		desc.URLs = w.baseURLs[d]
+		if desc.URLs == nil {
+			src, err := partial.Descriptor(l)
+			if err != nil {
+				return v1.Descriptor{}, fmt.Errorf("foreign layer %s: %w", d, err)
+			}
+			desc.URLs = src.URLs
+		}
+	}
 	wrapped := asOCI(l, oci)
 	w.byDigest[d] = wrapped
 	w.ordered = append(w.ordered, wrapped)
 	if diffID, err := l.DiffID(); err == nil {
 		w.byDiffID[diffID] = wrapped
 	}
-	return v1.Descriptor{MediaType: oci, Digest: d, Size: size}, nil
+	return desc, nil
 }
 
 func (w *withLayers) Layers() ([]v1.Layer, error) { return append([]v1.Layer(nil), w.ordered...), nil }
@@ -186,7 +222,8 @@ func fillHistory(history []v1.History, layers int, created v1.Time) []v1.History
 	return append(missing, history...)
 }
 
-// ociLayerType maps a layer media type onto its OCI equivalent.
+// ociLayerType maps a layer media type onto its OCI equivalent; a Docker
+// foreign layer becomes OCI's non-distributable one.
 func ociLayerType(mt types.MediaType) (types.MediaType, error) {
 	switch mt {
 	case types.OCILayer, types.DockerLayer:
@@ -196,7 +233,9 @@ func ociLayerType(mt types.MediaType) (types.MediaType, error) {
 	case types.OCILayerZStd:
 		return mt, nil
 	case types.OCIRestrictedLayer, types.DockerForeignLayer:
-		return "", fmt.Errorf("non-distributable layer type %s is not supported", mt)
+		return types.OCIRestrictedLayer, nil
+	case types.OCIUncompressedRestrictedLayer:
+		return mt, nil
 	}
 	return "", fmt.Errorf("unknown layer media type %s", mt)
 }

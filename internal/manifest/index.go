@@ -7,6 +7,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
@@ -43,7 +45,10 @@ func Index(entries []Entry, annotations map[string]string, attachments ...Attach
 		if err != nil {
 			return nil, err
 		}
-		p := v1.Platform{OS: e.Platform.OS, Architecture: e.Platform.Architecture, Variant: e.Platform.Variant}
+		p, err := entryPlatform(e)
+		if err != nil {
+			return nil, err
+		}
 		descs = append(descs, v1.Descriptor{MediaType: mt, Digest: d, Size: size, Platform: &p})
 		children[d] = e.Image
 	}
@@ -106,4 +111,28 @@ func (x *index) Image(h v1.Hash) (v1.Image, error) {
 
 func (x *index) ImageIndex(h v1.Hash) (v1.ImageIndex, error) {
 	return nil, fmt.Errorf("index has no nested index %s", h)
+}
+
+// entryPlatform is the platform an index lists for e: os, architecture and
+// variant as given and, for a Windows image, the os.version of its config
+// (what a Windows node matches its build against). A Windows image whose
+// config has no os.version, or one of another build than e.Platform names,
+// is an error naming both.
+func entryPlatform(e Entry) (v1.Platform, error) {
+	p := v1.Platform{OS: e.Platform.OS, Architecture: e.Platform.Architecture, Variant: e.Platform.Variant}
+	if p.OS != "windows" {
+		return p, nil
+	}
+	cf, err := e.Image.ConfigFile()
+	if err != nil {
+		return v1.Platform{}, fmt.Errorf("entry for %s: config: %w", platform.Format(e.Platform), err)
+	}
+	if cf.OSVersion == "" {
+		return v1.Platform{}, fmt.Errorf("entry for %s: its config has no os.version, so no Windows node could tell whether it runs it; use a Windows base whose config names its build", platform.Format(e.Platform))
+	}
+	p.OSVersion = cf.OSVersion
+	if !platform.Satisfies(p, e.Platform) {
+		return v1.Platform{}, fmt.Errorf("entry for %s: its config says os.version %s, another Windows build", platform.Format(e.Platform), cf.OSVersion)
+	}
+	return p, nil
 }

@@ -20,7 +20,9 @@ func Buildable(p v1.Platform) bool {
 func GoEnv(p v1.Platform) ([]string, error) {
 	p = Normalize(p)
 	if _, ok := portOf(p); !ok {
-		return nil, fmt.Errorf("Go cannot build %s for a container image (supported: linux/amd64, linux/arm64, linux/arm/v6, linux/arm/v7, linux/ppc64le, linux/s390x, linux/riscv64, linux/386, ...)", Format(p))
+		if _, ok := windowsPortOf(p); !ok {
+			return nil, fmt.Errorf("helperbuild builds no container image for %s (supported: linux/amd64, linux/arm64, linux/arm/v6, linux/arm/v7, linux/ppc64le, linux/s390x, linux/riscv64, linux/386, ..., windows/amd64, windows/arm64)", Format(p))
+		}
 	}
 	env := []string{"GOOS=" + p.OS, "GOARCH=" + p.Architecture}
 	switch p.Architecture {

@@ -34,8 +34,21 @@ func TestParse(t *testing.T) {
 		{in: "arm64", wantErr: `platform "arm64": want os/arch[/variant]`},
 		{in: "linux//v7", wantErr: `empty part`},
 		{in: "linux/arm/v7/x", wantErr: `want os/arch[/variant]`},
-		{in: "windows/amd64", wantErr: "Go cannot build windows/amd64"},
-		{in: "linux/sparc", wantErr: "Go cannot build"},
+		{in: "windows/amd64", want: "windows/amd64", goenv: "GOOS=windows GOARCH=amd64 GOAMD64=v1"},
+		{in: "windows/amd64:10.0.20348", want: "windows/amd64:10.0.20348", goenv: "GOOS=windows GOARCH=amd64 GOAMD64=v1"},
+		{in: "Windows/x86_64:10.0.17763.5830", want: "windows/amd64:10.0.17763.5830", goenv: "GOOS=windows GOARCH=amd64 GOAMD64=v1"},
+		{in: "windows(10.0.17763)/amd64", want: "windows/amd64:10.0.17763", goenv: "GOOS=windows GOARCH=amd64 GOAMD64=v1"},
+		{in: "windows/arm64:10.0.26100", want: "windows/arm64:10.0.26100", goenv: "GOOS=windows GOARCH=arm64"},
+		{in: "windows/amd64:", wantErr: "empty OS version"},
+		{in: "windows/amd64:ltsc2022", wantErr: `want major.minor.build[.revision]`},
+		{in: "windows/amd64:10.0.x", wantErr: `"x" is not a number`},
+		{in: "windows/amd64:10.0.20348:1", wantErr: `"10.0.20348:1"`},
+		{in: "windows(10.0.17763)/amd64:10.0.17763", wantErr: "given twice"},
+		{in: "windows(10.0.17763+win32k)/amd64", wantErr: "OS features (win32k) are not supported"},
+		{in: "linux/amd64:10.0.20348", wantErr: "only meaningful for windows"},
+		{in: "windows/386", wantErr: "builds no container image for windows/386"},
+		{in: "windows/arm/v7", wantErr: "builds no container image for windows/arm/v7"},
+		{in: "linux/sparc", wantErr: "builds no container image for linux/sparc"},
 		{in: "linux/arm/v9", wantErr: `unknown arm variant "v9"`},
 		{in: "linux/amd64/v7", wantErr: `unknown amd64 variant`},
 		{in: "linux/s390x/v2", wantErr: `no variant "v2"`},
@@ -85,7 +98,7 @@ func TestEqualAndGitLabArch(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"linux/amd64", "linux/arm/v7", "linux", "a/b/c/d", "linux/arm64/v8", "//", "linux/amd64/v3"} {
+	for _, s := range []string{"linux/amd64", "linux/arm/v7", "linux", "a/b/c/d", "linux/arm64/v8", "//", "linux/amd64/v3", "windows/amd64:10.0.20348", "windows(10.0.17763)/amd64", "windows/amd64:1.2.3.4.5"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -103,6 +116,14 @@ func FuzzParse(f *testing.F) {
 		}
 		if _, err := GoEnv(p); err != nil {
 			t.Fatalf("parsed %q but GoEnv fails: %v", s, err)
+		}
+		if p.OSVersion != "" && (p.OS != "windows" || checkOSVersion(p.OSVersion) != nil) {
+			t.Fatalf("parsed %q with OS version %q on %s", s, p.OSVersion, p.OS)
+		}
+		// go-containerregistry reads what Format writes as the same platform.
+		g, err := v1.ParsePlatform(Format(p))
+		if err != nil || !Equal(*g, p) {
+			t.Fatalf("v1.ParsePlatform(%q) = %v, %v; want %v", Format(p), g, err, p)
 		}
 	})
 }
@@ -133,7 +154,8 @@ func TestParseSuggests(t *testing.T) {
 		{"linux/ppc46le", "(did you mean linux/ppc64le?)"},
 		{"linux/arm/v8", "(did you mean linux/arm/v7?)"},
 		{"linx/amd64", "(did you mean linux/amd64?)"},
-		{"windows/amd64", ""},
+		{"windows/amd46", "(did you mean windows/amd64?)"},
+		{"windows/s390x", ""},
 		{"linux/sparc", ""},
 	}
 	for _, tt := range tests {

@@ -49,9 +49,10 @@ func portOf(p v1.Platform) (port, bool) {
 	return ports[i], true
 }
 
-// Known lists every platform GoEnv accepts, variants included, sorted: for
-// callers that must name something per platform before they know which
-// platforms a base offers.
+// Known lists every platform GoEnv accepts, variants included, sorted, the
+// Linux ports first and then windows/amd64 and windows/arm64 (without an OS
+// version: that comes from a Windows base): for callers that must name
+// something per platform before they know which platforms a base offers.
 func Known() []v1.Platform {
 	var out []v1.Platform
 	for _, q := range ports {
@@ -62,6 +63,9 @@ func Known() []v1.Platform {
 		for _, v := range vs {
 			out = append(out, v1.Platform{OS: "linux", Architecture: q.arch, Variant: v})
 		}
+	}
+	for _, q := range windowsPorts {
+		out = append(out, v1.Platform{OS: "windows", Architecture: q.arch})
 	}
 	return out
 }

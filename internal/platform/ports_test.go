@@ -54,6 +54,16 @@ func TestELFOf(t *testing.T) {
 func TestPortsAreComplete(t *testing.T) {
 	seen := map[ELF]string{}
 	for _, p := range Known() {
+		if IsWindows(p) {
+			m, ok := PEMachineOf(p)
+			require.True(t, ok, Format(p))
+			arch, ok := ArchOfPE(m)
+			require.True(t, ok, Format(p))
+			assert.Equal(t, p.Architecture, arch, "ArchOfPE reverses PEMachineOf for %s", Format(p))
+			_, ok = QemuArch(p)
+			assert.False(t, ok, "qemu-user runs no Windows program: %s", Format(p))
+			continue
+		}
 		e, ok := ELFOf(p)
 		require.True(t, ok, Format(p))
 		if other, dup := seen[e]; dup && other != p.Architecture {
@@ -93,7 +103,7 @@ func TestKnownIsSorted(t *testing.T) {
 			assert.Less(t, Format(a), Format(b), "ports are in the order of their os/arch strings")
 		}
 	}
-	assert.Len(t, known, 18, "13 ports, amd64 with 3 more levels and arm with 3 variants for 1")
+	assert.Len(t, known, 20, "13 Linux ports, amd64 with 3 more levels and arm with 3 variants for 1, and 2 Windows ports")
 }
 
 func TestIsTargetVar(t *testing.T) {

@@ -100,7 +100,7 @@ func (l *layoutDir) addIndex(idx v1.ImageIndex) error {
 }
 
 func (l *layoutDir) addImage(img v1.Image) error {
-	layers, err := img.Layers()
+	layers, err := distributable(img)
 	if err != nil {
 		return err
 	}

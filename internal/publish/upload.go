@@ -102,9 +102,11 @@ func (u *Uploader) place(ctx context.Context, ref name.Digest, img v1.Image) (bo
 	return in, nil
 }
 
-// uploadBlobs uploads img's layers and config blob to r with reg.
+// uploadBlobs uploads img's layers and config blob to r with reg; a
+// foreign (non-distributable) layer is not uploaded: the manifest
+// references it by its URLs.
 func uploadBlobs(ctx context.Context, reg *registry.Session, r name.Repository, img v1.Image) error {
-	layers, err := img.Layers()
+	layers, err := distributable(img)
 	if err != nil {
 		return err
 	}

@@ -6,10 +6,14 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
 // Package describes config-free mode: one Go main package put at
-// /usr/bin/<name> on top of a base image.
+// /usr/bin/<name> on top of a base image (on a Windows platform, at
+// C:\<name>\<name>.exe, without the generated Dockerfile: see
+// internal/release's Windows units).
 type Package struct {
 	Dir        string        // module root (absolute)
 	Main       string        // package path, e.g. ./apps/gitlab-runner-helper
@@ -77,8 +81,13 @@ func PackagePlan(p Package) (*Plan, error) {
 		plan.pkg = &p
 		return plan, nil
 	}
-	for _, pl := range p.Platforms {
-		plan.Platforms = append(plan.Platforms, Platform{Platform: pl, Outputs: []string{name + "-" + pl.OS + "-" + pl.Architecture + pl.Variant}})
+	// Linux entries as given, then Windows ones by build: the index's order.
+	for _, pl := range platform.Ordered(p.Platforms) {
+		out := name + "-" + pl.OS + "-" + pl.Architecture + pl.Variant
+		if pl.OSVersion != "" {
+			out += "-" + pl.OSVersion // one binary per Windows entry: the entries differ only here
+		}
+		plan.Platforms = append(plan.Platforms, Platform{Platform: pl, Outputs: []string{out}})
 		plan.Images[0].Platforms = append(plan.Images[0].Platforms, ImagePlatform{Platform: pl})
 	}
 	return plan, nil

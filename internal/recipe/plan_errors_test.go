@@ -209,9 +209,9 @@ func TestPlanBaseInsteadOfBaseImage(t *testing.T) {
 
 func TestPlanUnbuildableSelection(t *testing.T) {
 	c := writeConfig(t, minimal)
-	_, err := c.Plan(testVars, Selection{Platforms: []v1.Platform{{OS: "windows", Architecture: "amd64"}}})
+	_, err := c.Plan(testVars, Selection{Platforms: []v1.Platform{{OS: "windows", Architecture: "386"}}})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "selected platforms: Go cannot build windows/amd64")
+	assert.Contains(t, err.Error(), "selected platforms: helperbuild builds no container image for windows/386")
 }
 
 func TestPlanExtraTags(t *testing.T) {

@@ -64,7 +64,9 @@ func (b *bases) get(ref string) *imageref.Artifact {
 	return b.refs[ref]
 }
 
-// buildablePlatforms is every platform a base offers that Go can build.
+// buildablePlatforms is every platform a base offers that Go can build,
+// Windows entries left out: those are asked for by name, one per Windows
+// release (--platforms windows/amd64:10.0.20348), never by "all".
 func buildablePlatforms(a *imageref.Artifact) ([]v1.Platform, error) {
 	offered, err := a.Platforms()
 	if err != nil {
@@ -72,7 +74,7 @@ func buildablePlatforms(a *imageref.Artifact) ([]v1.Platform, error) {
 	}
 	var out []v1.Platform
 	for _, p := range offered {
-		if platform.Buildable(p) && platform.Index(out, p) < 0 {
+		if platform.Buildable(p) && !platform.IsWindows(p) && platform.Index(out, p) < 0 {
 			out = append(out, p)
 		}
 	}

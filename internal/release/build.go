@@ -239,6 +239,9 @@ func goEnv(plan *recipe.Plan, opts Options) []string {
 // checkBinary checks that t's binary is for its platform, before it goes
 // into a layer.
 func checkBinary(t crossbuild.Target) error {
+	if platform.IsWindows(t.Platform) {
+		return checkWindowsBinary(t)
+	}
 	if err := elfcheck.CheckFile(t.Output, t.Platform); err != nil {
 		if errors.Is(err, elfcheck.ErrNotELF) {
 			return &InputError{fmt.Errorf("%s is not a main package: go build wrote no executable for it (%w)", t.Main, err)}

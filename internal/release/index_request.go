@@ -94,6 +94,11 @@ func PrepareIndex(req IndexRequest) (*PreparedIndex, error) {
 	if req.AllPlatforms {
 		return nil, inputf("index --platforms all: list the platforms in the index's order, or drop --platforms for every platform of the sources")
 	}
+	for _, p := range req.Platforms {
+		if platform.IsWindows(p) {
+			return nil, inputf("index --platforms %s: helperbuild does not join Windows entries yet (their PE binaries and foreign base layers are not checked); join the Linux platforms", platform.Format(p))
+		}
+	}
 	mode, err := ParseAttestMode(req.Attest)
 	if err != nil {
 		return nil, &InputError{err}

@@ -181,6 +181,9 @@ func fetchBases(plan *recipe.Plan, units [][]unit, b *bases) error {
 		}
 	}
 	_ = g.Wait() // the errors are in errs and missing
+	if err := missingWindows(plan, missing); err != nil {
+		return err
+	}
 	if err := missingPlatforms(plan, missing); err != nil {
 		return err
 	}

@@ -77,6 +77,9 @@ func Prepare(ctx context.Context, req Request) (*Prepared, error) {
 	if p.Plan, err = p.makePlan(cfg, dir, vars); err != nil {
 		return nil, err
 	}
+	if err := checkWindowsPlan(p.Plan, cfg == nil, req.Package.Base); err != nil {
+		return nil, err
+	}
 	if err := checkDotenvPlan(req.Outputs.Dotenv, p.Plan, p.signer); err != nil {
 		return nil, err
 	}

@@ -21,6 +21,9 @@ import (
 // base's directories and every layer's entries go where BuildKit would put
 // them on the base's filesystem (see rootfs.FS.Place).
 func assembleUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, flat *flatBases, binDir string, cache *layer.Cache, opts Options, lopts layer.Options) (img v1.Image, all []rootfs.Entry, fresh int, err error) {
+	if platform.IsWindows(u.platform) {
+		return assembleWindowsUnit(ctx, plan, u, b, binDir, cache, opts, lopts)
+	}
 	im := plan.Images[u.image]
 	baseCfg, baseFS, err := readBase(ctx, im.Name, u, flat, opts)
 	if err != nil {

@@ -53,10 +53,14 @@ func FlattenKeeping(ctx context.Context, layers []v1.Layer, keep func(path strin
 // single pass, to fn with its Source, cleaned path, header and contents (fn
 // may leave them unread). As with FlattenKeeping, a file fn sees may be
 // replaced by a later layer: the FS says which Source counts. fn nil is
-// Flatten.
+// Flatten. A foreign (non-distributable) layer, such as a Windows base's OS
+// layer, is skipped: its bytes are never fetched, so its files are unknown.
 func FlattenEach(ctx context.Context, layers []v1.Layer, fn func(src Source, path string, hdr *tar.Header, r io.Reader) error) (*FS, error) {
 	f := New()
 	for i, l := range layers {
+		if mt, err := l.MediaType(); err == nil && !mt.IsDistributable() {
+			continue // a foreign layer: its files are on servers not asked (Windows bases)
+		}
 		err := EachEntry(ctx, l, func(seq int, hdr *tar.Header, r io.Reader) error {
 			f.Add(i, seq, hdr)
 			if fn == nil || (hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA) { //nolint:staticcheck // old archives

@@ -28,6 +28,9 @@ func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, op
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	if cfg.OS == "windows" || (desc != nil && desc.OS == "windows") {
+		return verifyWindowsImage(ctx, img, cfg, desc, opts)
+	}
 	p := configPlatform(cfg)
 	var checks []Check
 	if desc != nil {
@@ -193,14 +196,23 @@ func ownGoPrograms(t *rootfs.FS, files []elfFile, own []bool) []string {
 }
 
 func configPlatform(cfg *v1.ConfigFile) v1.Platform {
-	return v1.Platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant}
+	p := v1.Platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant}
+	if cfg.OS == "windows" {
+		p.OSVersion = cfg.OSVersion
+	}
+	return p
 }
 
 // samePlatform is platform.Equal, except that arm without a variant differs
-// from arm with one: clients treat a missing variant as "any arm".
+// from arm with one: clients treat a missing variant as "any arm"; and two
+// Windows platforms are the same when one's OS version names the other's
+// build (10.0.20348 and 10.0.20348.2340).
 func samePlatform(a, b v1.Platform) bool {
 	if a.Architecture == "arm" && b.Architecture == "arm" && (a.Variant == "") != (b.Variant == "") {
 		return false
+	}
+	if platform.IsWindows(a) && platform.IsWindows(b) && a.OSVersion != "" && b.OSVersion != "" {
+		return platform.Satisfies(a, b) || platform.Satisfies(b, a)
 	}
 	return platform.Equal(a, b)
 }

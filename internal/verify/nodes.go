@@ -24,12 +24,15 @@ type Node struct {
 	OS      string `json:"os"`
 	Arch    string `json:"arch"`
 	Variant string `json:"variant,omitempty"`
+	// OSVersion is a Windows node's build (10.0.20348), which the image's
+	// os.version must match (see winnodes.go); "" on Linux.
+	OSVersion string `json:"osVersion,omitempty"`
 }
 
 // Platform is the node's platform, normalised: an arm node without a variant
-// is arm/v7, as containerd assumes.
+// is arm/v7, as containerd assumes; a Windows node carries its build.
 func (n Node) Platform() v1.Platform {
-	return platform.Normalize(v1.Platform{OS: n.OS, Architecture: n.Arch, Variant: n.Variant})
+	return platform.Normalize(v1.Platform{OS: n.OS, Architecture: n.Arch, Variant: n.Variant, OSVersion: n.OSVersion})
 }
 
 // kubeNode is the part of a Kubernetes Node object ParseNodes reads.
@@ -43,6 +46,8 @@ type kubeNode struct {
 		NodeInfo struct {
 			Architecture    string `json:"architecture"`
 			OperatingSystem string `json:"operatingSystem"`
+			KernelVersion   string `json:"kernelVersion"`
+			OSImage         string `json:"osImage"`
 		} `json:"nodeInfo"`
 	} `json:"status"`
 }
@@ -53,7 +58,9 @@ type kubeNode struct {
 // (the kubelet sets them), then beta.kubernetes.io/os and
 // beta.kubernetes.io/arch, then status.nodeInfo.operatingSystem and
 // .architecture. The variant comes from NodeVariantLabel when set; without
-// it an arm node counts as arm/v7.
+// it an arm node counts as arm/v7. A Windows node's build comes from the
+// label node.kubernetes.io/windows-build, else nodeInfo.kernelVersion
+// (windowsBuild).
 func ParseNodes(r io.Reader) ([]Node, error) {
 	var doc struct {
 		kubeNode
@@ -106,6 +113,13 @@ func (k kubeNode) node() (Node, error) {
 	case strings.Contains(n.OS+n.Arch+n.Variant, "/"):
 		return n, fmt.Errorf("node %q: malformed platform %s/%s/%s", n.Name, n.OS, n.Arch, n.Variant)
 	}
+	if n.OS == "windows" {
+		build, err := windowsBuild(k)
+		if err != nil {
+			return n, fmt.Errorf("node %q: %w", n.Name, err)
+		}
+		n.OSVersion = build
+	}
 	return n, nil
 }
 
@@ -137,6 +151,9 @@ func nodesWithoutImage(nodes []Node, listed []v1.Platform, what string) []Findin
 func runs(node, img v1.Platform) bool {
 	if node.OS != img.OS || node.Architecture != img.Architecture {
 		return false
+	}
+	if node.OS == "windows" {
+		return runsWindows(node, img)
 	}
 	switch node.Architecture {
 	case "arm", "amd64":

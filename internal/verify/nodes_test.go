@@ -71,16 +71,16 @@ func TestNodesWithoutImage(t *testing.T) {
 		listed []v1.Platform
 		served bool
 	}{
-		{"arm/v7 node, arm/v7 image", Node{"n", "linux", "arm", ""}, []v1.Platform{armv7}, true},
-		{"arm/v7 node, arm/v6 image", Node{"n", "linux", "arm", "v7"}, []v1.Platform{plat("linux", "arm", "v6")}, true},
-		{"arm/v7 node, arm image without variant", Node{"n", "linux", "arm", "v7"}, []v1.Platform{plat("linux", "arm", "")}, true},
-		{"arm/v6 node, arm/v7 image", Node{"n", "linux", "arm", "v6"}, []v1.Platform{armv7}, false},
-		{"arm64 node, arm/v7 image only", Node{"n", "linux", "arm64", ""}, []v1.Platform{armv7}, false},
-		{"arm64 node with v8 label", Node{"n", "linux", "arm64", "v8"}, []v1.Platform{arm64}, true},
-		{"amd64 node, 386 image only", Node{"n", "linux", "amd64", ""}, []v1.Platform{plat("linux", "386", "")}, false},
-		{"amd64 node, amd64/v3 image only", Node{"n", "linux", "amd64", ""}, []v1.Platform{plat("linux", "amd64", "v3")}, false},
-		{"amd64/v3 node, amd64 image", Node{"n", "linux", "amd64", "v3"}, []v1.Platform{amd64}, true},
-		{"windows node, linux image", Node{"n", "windows", "amd64", ""}, []v1.Platform{amd64}, false},
+		{"arm/v7 node, arm/v7 image", Node{"n", "linux", "arm", "", ""}, []v1.Platform{armv7}, true},
+		{"arm/v7 node, arm/v6 image", Node{"n", "linux", "arm", "v7", ""}, []v1.Platform{plat("linux", "arm", "v6")}, true},
+		{"arm/v7 node, arm image without variant", Node{"n", "linux", "arm", "v7", ""}, []v1.Platform{plat("linux", "arm", "")}, true},
+		{"arm/v6 node, arm/v7 image", Node{"n", "linux", "arm", "v6", ""}, []v1.Platform{armv7}, false},
+		{"arm64 node, arm/v7 image only", Node{"n", "linux", "arm64", "", ""}, []v1.Platform{armv7}, false},
+		{"arm64 node with v8 label", Node{"n", "linux", "arm64", "v8", ""}, []v1.Platform{arm64}, true},
+		{"amd64 node, 386 image only", Node{"n", "linux", "amd64", "", ""}, []v1.Platform{plat("linux", "386", "")}, false},
+		{"amd64 node, amd64/v3 image only", Node{"n", "linux", "amd64", "", ""}, []v1.Platform{plat("linux", "amd64", "v3")}, false},
+		{"amd64/v3 node, amd64 image", Node{"n", "linux", "amd64", "v3", ""}, []v1.Platform{amd64}, true},
+		{"windows node, linux image", Node{"n", "windows", "amd64", "", ""}, []v1.Platform{amd64}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

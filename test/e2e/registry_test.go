@@ -106,6 +106,13 @@ storage:
   maintenance:
     uploadpurging:
       enabled: false
+# Windows images reference foreign layers by URL; distribution refuses every URL unless
+# allowed. Allowed: only the closed loopback port testkit.ForeignURL names.
+validation:
+  manifests:
+    urls:
+      allow:
+        - '^http://127\.0\.0\.1:1/'
 http:
   addr: 127.0.0.1:%d
   secret: %s

@@ -1,0 +1,162 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"archive/tar"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/containerd/platforms"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	specs "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helperbuild/helperbuild/internal/elfcheck"
+	"github.com/helperbuild/helperbuild/internal/pecheck"
+	"github.com/helperbuild/helperbuild/internal/testkit"
+)
+
+// TestMixedLinuxWindowsPush pushes, config-free, one tag for linux/amd64, linux/arm64 and
+// two Windows releases to the real registry, on a base index made here whose Windows
+// entries carry os.version and a foreign layer at a URL nothing serves (the registry never
+// got that blob). No request names a foreign blob; each node kind's selector, go-
+// containerregistry's and containerd's, picks its own entry; every binary has its format
+// and machine; a second push gives the same digest.
+func TestMixedLinuxWindowsPush(t *testing.T) {
+	s := suiteFor(t)
+	var reads testkit.ForeignReads
+	base := testkit.WindowsIndex(t, &reads, []string{"10.0.17763.5830", "10.0.20348.2340"},
+		v1.Platform{OS: "linux", Architecture: "amd64"}, v1.Platform{OS: "linux", Architecture: "arm64"})
+	baseRef, err := name.ParseReference(s.plain.ref("e2e/windows-base:1"), name.Insecure)
+	require.NoError(t, err)
+	require.NoError(t, remote.WriteIndex(baseRef, base)) // leaves the foreign blobs out
+	var foreign []string
+	im, err := base.IndexManifest()
+	require.NoError(t, err)
+	for _, d := range im.Manifests {
+		img, err := base.Image(d.Digest)
+		require.NoError(t, err)
+		m, err := img.Manifest()
+		require.NoError(t, err)
+		for _, l := range m.Layers {
+			if !l.MediaType.IsDistributable() {
+				foreign = append(foreign, l.Digest.Hex)
+			}
+		}
+	}
+	require.Len(t, foreign, 2)
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/hello\n\ngo 1.22\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "cmd", "hello"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmd", "hello", "main.go"), []byte("package main\n\nfunc main() { println(\"hello\") }\n"), 0o644))
+	// One proxy for both pushes: the base's name (its host) is in the index's annotations.
+	proxy := startCountingProxy(t, s.plain)
+	push := func() (string, []string) {
+		before := len(proxy.all())
+		md := metadataPath(t)
+		s.mustHelperbuild(t, dir, s.helperbuildEnv(t), "push",
+			"--platforms", "linux/amd64,linux/arm64,windows/amd64:10.0.17763,windows/amd64:10.0.20348",
+			"--base", proxy.Host+"/e2e/windows-base:1", "--tag", proxy.Host+"/e2e/mixed:v1", "--metadata-file", md, "./cmd/hello")
+		return readMetadata(t, md).image(t, "").Digest, proxy.all()[before:]
+	}
+	digest, requests := push()
+	for _, r := range requests {
+		for _, f := range foreign {
+			assert.NotContains(t, r, f, "a foreign blob was asked for")
+		}
+	}
+	assert.Zero(t, reads.Load())
+
+	ref, err := name.ParseReference(s.plain.ref("e2e/mixed:v1"), name.Insecure)
+	require.NoError(t, err)
+	idx, err := remote.Index(ref)
+	require.NoError(t, err)
+	got, err := idx.IndexManifest()
+	require.NoError(t, err)
+	var listed []string
+	for _, d := range got.Manifests {
+		if d.Platform != nil && d.Platform.OS != "unknown" {
+			listed = append(listed, d.Platform.String())
+		}
+	}
+	assert.Equal(t, []string{"linux/amd64", "linux/arm64", "windows/amd64:10.0.17763.5830", "windows/amd64:10.0.20348.2340"}, listed)
+
+	nodes := []struct {
+		node specs.Platform // what the node's containerd asks for
+		want string
+	}{
+		{specs.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.17763.5830"}, "windows/amd64:10.0.17763.5830"},
+		{specs.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348.2340"}, "windows/amd64:10.0.20348.2340"},
+		{specs.Platform{OS: "linux", Architecture: "arm64"}, "linux/arm64"},
+	}
+	for _, n := range nodes {
+		m := platforms.NewMatcher(n.node)
+		var picked []v1.Descriptor
+		for _, d := range got.Manifests {
+			if d.Platform != nil && m.Match(specs.Platform{OS: d.Platform.OS, Architecture: d.Platform.Architecture, Variant: d.Platform.Variant, OSVersion: d.Platform.OSVersion}) {
+				picked = append(picked, d)
+			}
+		}
+		require.Len(t, picked, 1, "containerd for %v", n.node)
+		assert.Equal(t, n.want, picked[0].Platform.String())
+
+		img, err := remote.Image(ref, remote.WithPlatform(v1.Platform{OS: n.node.OS, Architecture: n.node.Architecture, OSVersion: n.node.OSVersion}))
+		require.NoError(t, err, "go-containerregistry for %v", n.node)
+		d, err := img.Digest()
+		require.NoError(t, err)
+		assert.Equal(t, picked[0].Digest, d, "go-containerregistry and containerd pick one entry")
+
+		layers, err := img.Layers()
+		require.NoError(t, err)
+		own := layers[len(layers)-1]
+		p := *picked[0].Platform
+		if p.OS == "windows" {
+			require.NoError(t, pecheck.CheckFile(extractFile(t, own, "Files/hello/hello.exe"), p))
+		} else {
+			require.NoError(t, elfcheck.CheckFile(extractFile(t, own, "usr/bin/hello"), p))
+		}
+	}
+
+	again, requests := push()
+	assert.Equal(t, digest, again, "a second push gives the same index")
+	for _, r := range requests {
+		for _, f := range foreign {
+			assert.NotContains(t, r, f, "a foreign blob was asked for on the second push")
+		}
+	}
+}
+
+// extractFile writes the file called name in l to a temporary file.
+func extractFile(t *testing.T, l v1.Layer, name string) string {
+	t.Helper()
+	rc, err := l.Uncompressed()
+	require.NoError(t, err)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			t.Fatalf("%s not in the layer", name)
+		}
+		require.NoError(t, err)
+		if strings.TrimPrefix(h.Name, "./") != name {
+			continue
+		}
+		out := filepath.Join(t.TempDir(), filepath.Base(name))
+		f, err := os.Create(out)
+		require.NoError(t, err)
+		_, err = io.Copy(f, tr)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		return out
+	}
+}
