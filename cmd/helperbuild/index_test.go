@@ -66,8 +66,10 @@ func TestIndexCommand(t *testing.T) {
 		{"missing platform", []string{"--gitlab-helper", src + "/gitlab-org/helper", "--version", "v17.10.0", "--platforms", ps + ",linux/s390x"},
 			"source " + src + "/gitlab-org/helper:s390x-v17.10.0", 3},
 		{"unreachable source", []string{"127.0.0.1:1/nothing:v1"}, "source 127.0.0.1:1/nothing:v1", 1},
-		{"windows platform", []string{"--gitlab-helper", src + "/gitlab-org/helper", "--version", "v17.10.0", "--platforms", ps + ",windows/amd64:10.0.20348"},
-			"index --platforms windows/amd64:10.0.20348: helperbuild does not join Windows entries yet", 2},
+		{"windows platform without its tag", []string{"--gitlab-helper", src + "/gitlab-org/helper", "--version", "v17.10.0", "--platforms", ps + ",windows/amd64:10.0.20348"},
+			"source " + src + "/gitlab-org/helper:x86_64-v17.10.0-servercore21H2", 3},
+		{"windows platform without a build", []string{"--gitlab-helper", src + "/gitlab-org/helper", "--version", "v17.10.0", "--platforms", ps + ",windows/amd64"},
+			"--gitlab-helper: windows/amd64 names no Windows build", 2},
 	}
 	for _, tt := range refusals {
 		t.Run(tt.name, func(t *testing.T) {

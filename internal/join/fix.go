@@ -36,6 +36,7 @@ func (e *Entry) fix(p v1.Platform) error {
 	set("os", p.OS)
 	set("architecture", p.Architecture)
 	set("variant", p.Variant)
+	set("os.version", p.OSVersion)
 	newRaw, err := json.Marshal(fields)
 	if err != nil {
 		return err

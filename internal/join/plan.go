@@ -49,6 +49,11 @@ type Entry struct {
 	Platform v1.Platform
 	// ConfigSaid is the platform the source's config names.
 	ConfigSaid v1.Platform
+	// Base is, for a Windows image, the base its annotations name, pinned
+	// by digest, whose config's os.version was compared with the image's;
+	// "" when it names none. BaseOSVersion is the base's config's
+	// os.version; BaseUnseen says why no base was compared.
+	Base, BaseOSVersion, BaseUnseen string
 	// Fixed says the config was replaced (FixPlatform): Image has a new
 	// config and manifest digest, the same layers.
 	Fixed bool
@@ -156,7 +161,7 @@ func check(ctx, keep context.Context, c candidate, opts Options) (Entry, error) 
 	if err != nil {
 		return e, fmt.Errorf("%s: config: %w", what, registry.Explain(err))
 	}
-	e.ConfigSaid = platform.Normalize(v1.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant})
+	e.ConfigSaid = platform.Normalize(v1.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant, OSVersion: cf.OSVersion})
 	if e.ConfigSaid.OS == "" || e.ConfigSaid.Architecture == "" {
 		return e, fmt.Errorf("%s: its config names no platform (os %q, architecture %q)", what, cf.OS, cf.Architecture)
 	}
@@ -181,24 +186,72 @@ func check(ctx, keep context.Context, c candidate, opts Options) (Entry, error) 
 	}
 	e.Platform = e.ConfigSaid
 	bad := e.Evidence.Mismatches()
-	if len(e.Evidence.Binaries) > 0 && len(bad) == 0 {
-		if c.listed != nil && !platform.Equal(*c.listed, e.ConfigSaid) {
+	fits := len(e.Evidence.Binaries) > 0 && len(bad) == 0
+	truth := e.ConfigSaid
+	if !fits {
+		got, gerr := binariesPlatform(e.Evidence)
+		if gerr != nil {
+			return e, fmt.Errorf("%s: config says %s, binaries do not say one platform: %v", what, platform.Format(e.ConfigSaid), gerr)
+		}
+		truth = got
+	}
+	if platform.IsWindows(truth) {
+		if truth, err = windowsTruth(ctx, &e, cf, truth, what, opts, log); err != nil {
+			return e, err
+		}
+	}
+	if fits && platform.Equal(truth, e.ConfigSaid) {
+		if c.listed != nil && !listedAs(*c.listed, e.ConfigSaid) {
 			return e, fmt.Errorf("%s: the index lists it as %s, its config and binaries say %s", what, platform.Format(*c.listed), platform.Format(e.ConfigSaid))
 		}
 		return e, e.describe()
 	}
-	got, gerr := binariesPlatform(e.Evidence)
-	if gerr != nil {
-		return e, fmt.Errorf("%s: config says %s, binaries do not say one platform: %v", what, platform.Format(e.ConfigSaid), gerr)
-	}
 	if !opts.FixPlatform {
+		if fits {
+			return e, fmt.Errorf("%s: config says %s, its base %s is %s (os.version of the base's config); --fix-platform publishes it with a config that says %s",
+				what, platform.Format(e.ConfigSaid), e.Base, truth.OSVersion, platform.Format(truth))
+		}
 		return e, fmt.Errorf("%s: config says %s, binaries are %s (%s; %d of %d executables); --fix-platform publishes it with a config that says %s",
-			what, platform.Format(e.ConfigSaid), platform.Format(got), bad[0].Mismatch, len(bad), len(e.Evidence.Binaries), platform.Format(got))
+			what, platform.Format(e.ConfigSaid), platform.Format(truth), bad[0].Mismatch, len(bad), len(e.Evidence.Binaries), platform.Format(truth))
 	}
-	if err := e.fix(got); err != nil {
+	if platform.IsWindows(truth) && truth.OSVersion == "" {
+		return e, fmt.Errorf("%s: config says %s, binaries are %s; --fix-platform cannot name its os.version: %s", what, platform.Format(e.ConfigSaid), platform.Format(truth), e.BaseUnseen)
+	}
+	if err := e.fix(truth); err != nil {
 		return e, fmt.Errorf("%s: %w", what, err)
 	}
 	return e, e.describe()
+}
+
+// windowsTruth completes truth, the Windows platform the binaries (or the
+// config they agree with) say, with its os.version: the base's when the
+// source names a base that can be read (windowsBase), else the config's.
+// A Windows image whose build nothing names is refused: no Windows node
+// could pick it.
+func windowsTruth(ctx context.Context, e *Entry, cf *v1.ConfigFile, truth v1.Platform, what string, opts Options, log *slog.Logger) (v1.Platform, error) {
+	b, err := windowsBase(ctx, e.Image, cf, truth, opts.Images)
+	if err != nil {
+		return truth, fmt.Errorf("%s: %w", what, err)
+	}
+	e.Base, e.BaseOSVersion = b.Ref, b.OSVersion
+	truth.OSVersion = ""
+	if platform.IsWindows(e.ConfigSaid) {
+		truth.OSVersion = e.ConfigSaid.OSVersion
+	}
+	switch {
+	case b.Unseen != "":
+		log.Info("os.version not checked against a base", "source", e.Pinned, "why", b.Unseen)
+	case b.OSVersion == "":
+		return truth, fmt.Errorf("%s: its base %s names no os.version: not a Windows base a node could pick by build", what, b.Ref)
+	case truth.OSVersion == "" || !sameBuild(truth.OSVersion, b.OSVersion):
+		truth.OSVersion = b.OSVersion
+	}
+	if truth.OSVersion == "" && platform.IsWindows(e.ConfigSaid) {
+		return truth, fmt.Errorf("%s: config says %s with no os.version and %s: a Windows node picks its entry by os.version; publish it with one (its base's build)",
+			what, platform.Format(e.ConfigSaid), b.Unseen)
+	}
+	e.BaseUnseen = b.Unseen
+	return truth, nil
 }
 
 // describe fills in e's index entry from its image.
@@ -220,37 +273,63 @@ func (e *Entry) describe() error {
 	return nil
 }
 
-// arrange orders entries by want (else the fixed order) and refuses a
-// platform given twice, or asked for and given by no source.
+// arrange orders entries by want (else the fixed order), Linux first and
+// Windows by build (platform.Ordered), and refuses a platform given twice,
+// or asked for and given by no source. An asked Windows build is served by
+// an entry of any of its revisions (platform.Satisfies).
 func arrange(entries []Entry, want []v1.Platform) ([]Entry, error) {
 	order := want
 	if len(order) == 0 {
 		order = fixedOrder(entries)
 	}
+	order = platform.Ordered(order)
 	out := make([]Entry, 0, len(order))
+	used := map[int]v1.Platform{}
 	for _, p := range order {
-		var found []Entry
-		for _, e := range entries {
-			if platform.Equal(e.Platform, p) {
-				found = append(found, e)
+		var found []int
+		for i, e := range entries {
+			if platform.Satisfies(e.Platform, p) {
+				found = append(found, i)
 			}
 		}
-		switch len(found) {
-		case 0:
+		switch {
+		case len(found) == 0:
 			return nil, fmt.Errorf("no source offers %s (asked for %s); add a source for it or leave it out of --platforms", platform.Format(p), platform.FormatList(want))
-		case 1:
-			out = append(out, found[0])
-		default:
+		case len(found) > 1 && platform.IsWindows(p) && p.OSVersion == "":
+			return nil, fmt.Errorf("%s matches %d Windows builds (%s is %s, %s is %s): name each build, e.g. --platforms %s",
+				platform.Format(p), len(found), entries[found[0]].Source, platform.Format(entries[found[0]].Platform),
+				entries[found[1]].Source, platform.Format(entries[found[1]].Platform), windowsBuilds(entries, found))
+		case len(found) > 1:
+			a, b := entries[found[0]], entries[found[1]]
 			return nil, fmt.Errorf("%s comes from %d sources: %s (%s) and %s (%s); give one source per platform",
-				platform.Format(p), len(found), found[0].Source, found[0].SourceManifest, found[1].Source, found[1].SourceManifest)
+				platform.Format(p), len(found), a.Source, a.SourceManifest, b.Source, b.SourceManifest)
 		}
+		if q, ok := used[found[0]]; ok {
+			return nil, fmt.Errorf("--platforms %s and %s both name %s (%s): name each platform once", platform.Format(q), platform.Format(p), entries[found[0]].Source, platform.Format(entries[found[0]].Platform))
+		}
+		used[found[0]] = p
+		out = append(out, entries[found[0]])
 	}
 	for _, e := range entries {
-		if platform.Index(order, e.Platform) < 0 {
+		if indexOf(order, e.Platform) < 0 {
 			return nil, fmt.Errorf("source %s is %s, which is not among --platforms %s", e.Source, platform.Format(e.Platform), platform.FormatList(want))
 		}
 	}
 	return out, nil
+}
+
+// windowsBuilds lists the builds of the entries at found as a --platforms
+// value.
+func windowsBuilds(entries []Entry, found []int) string {
+	var ps []v1.Platform
+	for _, i := range found {
+		p := entries[i].Platform
+		if b, ok := platform.OSBuild(p.OSVersion); ok {
+			p.OSVersion = b
+		}
+		ps = append(ps, p)
+	}
+	return platform.FormatList(platform.Ordered(ps))
 }
 
 // fixedOrder is the order of the entries' platforms without --platforms:

@@ -231,7 +231,7 @@ func TestPlanExpandsIndexesWithTheirAttestations(t *testing.T) {
 }
 
 func TestGitLabHelper(t *testing.T) {
-	got, err := GitLabHelper("registry.gitlab.com/gitlab-org/gitlab-runner/gitlab-runner-helper", "17.10.0", nil, nil)
+	got, err := GitLabHelper("registry.gitlab.com/gitlab-org/gitlab-runner/gitlab-runner-helper", "17.10.0", nil, "", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"registry.gitlab.com/gitlab-org/gitlab-runner/gitlab-runner-helper:x86_64-v17.10.0",
@@ -242,18 +242,18 @@ func TestGitLabHelper(t *testing.T) {
 	}, got)
 	ps, err := platform.ParseList("linux/riscv64,linux/loong64")
 	require.NoError(t, err)
-	got, err = GitLabHelper("reg.example/h", "v18.0.0", ps, nil)
+	got, err = GitLabHelper("reg.example/h", "v18.0.0", ps, "", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"reg.example/h:riscv64-v18.0.0", "reg.example/h:loong64-v18.0.0"}, got)
-	got, err = GitLabHelper("reg.example/h", "4b6f1bfa", ps[:1], nil)
+	got, err = GitLabHelper("reg.example/h", "4b6f1bfa", ps[:1], "", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"reg.example/h:riscv64-4b6f1bfa"}, got)
 
-	_, err = GitLabHelper("reg.example/h", "", nil, nil)
+	_, err = GitLabHelper("reg.example/h", "", nil, "", nil)
 	assert.ErrorContains(t, err, "needs --version")
-	_, err = GitLabHelper("reg.example/h", "v1", []v1.Platform{{OS: "linux", Architecture: "mips64le"}}, nil)
+	_, err = GitLabHelper("reg.example/h", "v1", []v1.Platform{{OS: "linux", Architecture: "mips64le"}}, "", nil)
 	assert.ErrorContains(t, err, "GitLab publishes no helper for linux/mips64le")
-	_, err = GitLabHelper("Reg Example", "v1", nil, nil)
+	_, err = GitLabHelper("Reg Example", "v1", nil, "", nil)
 	assert.ErrorContains(t, err, "--gitlab-helper")
 }
 

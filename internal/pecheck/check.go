@@ -36,8 +36,8 @@ type Header struct {
 	DLL       bool
 }
 
-// describe says what h is: "PE executable for amd64 (console)".
-func (h Header) describe() string {
+// Describe says what h is: "PE executable for amd64 (console)".
+func (h Header) Describe() string {
 	kind := "PE executable"
 	if h.DLL {
 		kind = "PE DLL"
@@ -98,7 +98,7 @@ func Check(r io.ReaderAt, p v1.Platform) error {
 		return err
 	}
 	if h.Machine != machine || h.DLL || h.Subsystem != pe.IMAGE_SUBSYSTEM_WINDOWS_CUI {
-		return &MismatchError{Want: want, Found: h.describe()}
+		return &MismatchError{Want: want, Found: h.Describe()}
 	}
 	return nil
 }

@@ -109,7 +109,7 @@ func FuzzReadHeader(f *testing.F) {
 		if err != nil && !errors.Is(err, ErrNotPE) {
 			t.Fatalf("error not wrapping ErrNotPE: %v", err)
 		}
-		_ = h.describe()
+		_ = h.Describe()
 		_, _, _ = GoInfo(bytes.NewReader(b))
 	})
 }

@@ -171,7 +171,7 @@ func verifyJoined(ctx context.Context, im *Image, plan *join.Plan) error {
 			return nil, false
 		}
 		arch := verify.Check{Name: verify.CheckArch, OK: len(e.Evidence.Mismatches()) == 0 || e.Fixed,
-			Reason: fmt.Sprintf("%d ELF executables match %s", len(e.Evidence.Binaries), platform.Format(p))}
+			Reason: fmt.Sprintf("%d executables match %s", len(e.Evidence.Binaries), platform.Format(p))}
 		return []verify.Check{verify.ConfigAgrees(cf, p), arch}, true
 	}
 	rep, err := verify.Index(ctx, im.Index, verify.Options{Platforms: plan.Platforms(), Checked: checked})

@@ -27,6 +27,10 @@ type IndexRequest struct {
 	// Version add GitLab Runner's per-arch helper tags of one version.
 	Sources               []string
 	GitLabHelper, Version string
+	// GitLabWindowsBase is the variant of GitLab's Windows helper tags
+	// (servercore, the default, or nanoserver) for the Windows platforms
+	// of Platforms.
+	GitLabWindowsBase string
 	// Platforms is --platforms, the index's list in its order (nil: every
 	// platform of the sources); AllPlatforms is --platforms all, refused.
 	Platforms    []v1.Platform
@@ -60,6 +64,10 @@ type IndexSource struct {
 	Binaries int
 	// Dropped counts the source's attestations left behind (Fixed).
 	Dropped int
+	// Base is, for a Windows entry, the base whose config's os.version
+	// (BaseOSVersion) was compared with the source's; BaseUnseen says why
+	// none was when Base is "".
+	Base, BaseOSVersion, BaseUnseen string
 	// Attestations, Referrers and CosignTags count what came along: the
 	// source index's attestation manifests about the image, its referrers,
 	// its cosign tags.
@@ -93,11 +101,6 @@ func PrepareIndex(req IndexRequest) (*PreparedIndex, error) {
 	}
 	if req.AllPlatforms {
 		return nil, inputf("index --platforms all: list the platforms in the index's order, or drop --platforms for every platform of the sources")
-	}
-	for _, p := range req.Platforms {
-		if platform.IsWindows(p) {
-			return nil, inputf("index --platforms %s: helperbuild does not join Windows entries yet (their PE binaries and foreign base layers are not checked); join the Linux platforms", platform.Format(p))
-		}
 	}
 	mode, err := ParseAttestMode(req.Attest)
 	if err != nil {
@@ -148,11 +151,13 @@ func indexSources(req IndexRequest) ([]string, string, error) {
 	name := ""
 	switch {
 	case req.GitLabHelper != "":
-		tags, err := join.GitLabHelper(req.GitLabHelper, req.Version, req.Platforms, req.Registry.Insecure)
+		tags, err := join.GitLabHelper(req.GitLabHelper, req.Version, req.Platforms, req.GitLabWindowsBase, req.Registry.Insecure)
 		if err != nil {
 			return nil, "", &InputError{err}
 		}
 		sources, name = append(sources, tags...), "gitlab-runner-helper"
+	case req.GitLabWindowsBase != "":
+		return nil, "", inputf("--gitlab-windows-base %s belongs to --gitlab-helper REPO; name the sources instead", req.GitLabWindowsBase)
 	case req.Version != "":
 		return nil, "", inputf("--version %s belongs to --gitlab-helper REPO; name the sources instead", req.Version)
 	}
@@ -249,7 +254,8 @@ func indexReportSources(plan *join.Plan) []IndexSource {
 	for i, e := range plan.Entries {
 		out[i] = IndexSource{Platform: e.Platform, ConfigSaid: e.ConfigSaid, Source: e.Source, SourceManifest: e.SourceManifest,
 			Fixed: e.Fixed, Manifest: e.Descriptor.Digest, Binaries: len(e.Evidence.Binaries), Dropped: e.Dropped,
-			Attestations: len(e.Attestations), Referrers: len(e.Referrers), CosignTags: len(e.Tagged)}
+			Attestations: len(e.Attestations), Referrers: len(e.Referrers), CosignTags: len(e.Tagged),
+			Base: e.Base, BaseOSVersion: e.BaseOSVersion, BaseUnseen: e.BaseUnseen}
 	}
 	return out
 }

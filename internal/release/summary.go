@@ -110,9 +110,19 @@ func (rep *Report) WriteSources(w io.Writer) {
 			carried += fmt.Sprintf(", %d cosign %s", s.CosignTags, progress.Plural(s.CosignTags, "tag", "tags"))
 		}
 		fmt.Fprintf(w, "    %s  %s (%s)%s\n", platform.Format(s.Platform), s.Source, s.SourceManifest, carried)
+		switch {
+		case platform.IsWindows(s.Platform) && s.Base != "":
+			fmt.Fprintf(w, "      os.version: its base %s says %s (read from the base's config; its foreign layers were not read)\n", s.Base, s.BaseOSVersion)
+		case platform.IsWindows(s.Platform):
+			fmt.Fprintf(w, "      os.version: taken from its config, not checked against a base: %s\n", s.BaseUnseen)
+		}
 		if s.Fixed {
-			fmt.Fprintf(w, "      FIXED: its config said %s, its ELF executables (%d) are %s; published with a corrected config as %s (layers unchanged; the source's attestations and referrers about it left out: %d)\n",
-				platform.Format(s.ConfigSaid), s.Binaries, platform.Format(s.Platform), s.Manifest, s.Dropped)
+			kind := "ELF executables"
+			if platform.IsWindows(s.Platform) {
+				kind = ".exe files and base"
+			}
+			fmt.Fprintf(w, "      FIXED: its config said %s, its %s (%d) are %s; published with a corrected config as %s (layers unchanged; the source's attestations and referrers about it left out: %d)\n",
+				platform.Format(s.ConfigSaid), kind, s.Binaries, platform.Format(s.Platform), s.Manifest, s.Dropped)
 		}
 	}
 	if rep.DryRunIndex != nil {

@@ -38,9 +38,21 @@ var (
 // in environ (the test's: a fixture reads no environment itself).
 func HelloBinary(t testing.TB, environ []string, goarch string) []byte {
 	t.Helper()
+	return helloFor(t, environ, "linux", goarch)
+}
+
+// HelloExe is HelloBinary for windows/GOARCH: a console PE executable.
+func HelloExe(t testing.TB, environ []string, goarch string) []byte {
+	t.Helper()
+	return helloFor(t, environ, "windows", goarch)
+}
+
+func helloFor(t testing.TB, environ []string, goos, goarch string) []byte {
+	t.Helper()
 	binMu.Lock()
 	defer binMu.Unlock()
-	if b, ok := bins[goarch]; ok {
+	key := goos + "/" + goarch
+	if b, ok := bins[key]; ok {
 		return b
 	}
 	dir, err := os.MkdirTemp("", "testkit-hello-")
@@ -56,15 +68,15 @@ func HelloBinary(t testing.TB, environ []string, goarch string) []byte {
 	out := filepath.Join(dir, "hello")
 	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-trimpath", "-ldflags=-s -w", "-o", out, ".")
 	cmd.Dir = dir
-	cmd.Env = append(append([]string(nil), environ...), "GOOS=linux", "GOARCH="+goarch, "GOARM=7", "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
+	cmd.Env = append(append([]string(nil), environ...), "GOOS="+goos, "GOARCH="+goarch, "GOARM=7", "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build hello for %s: %v\n%s", goarch, err, msg)
+		t.Fatalf("go build hello for %s: %v\n%s", key, err, msg)
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bins[goarch] = b
+	bins[key] = b
 	return b
 }
 

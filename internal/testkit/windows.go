@@ -116,3 +116,48 @@ func WindowsIndex(t testing.TB, reads *ForeignReads, osVersions []string, linux 
 	}
 	return idx
 }
+
+// WindowsHelper is a Windows helper image as GitLab publishes one per
+// Windows release: base's layers (a WindowsBase), then a layer in the
+// Windows layer format holding Files/helper/hello.exe (HelloExe for
+// amd64, built in environ). baseRef, when not "", is named with base's
+// digest in the manifest's org.opencontainers.image.base.name and
+// .base.digest annotations. edit, when not nil, changes the config (a
+// wrong os or os.version).
+func WindowsHelper(t testing.TB, environ []string, base v1.Image, baseRef string, edit func(*v1.ConfigFile)) v1.Image {
+	t.Helper()
+	exe := HelloExe(t, environ, "amd64")
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, h := range []*tar.Header{
+		{Name: "Files/helper/", Typeflag: tar.TypeDir, Mode: 0o555, Format: tar.FormatPAX},
+		{Name: "Files/helper/hello.exe", Typeflag: tar.TypeReg, Mode: 0o555, Size: int64(len(exe)), Format: tar.FormatPAX},
+	} {
+		require.NoError(t, tw.WriteHeader(h))
+		if h.Size > 0 {
+			_, err := tw.Write(exe)
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, tw.Close())
+	img, err := mutate.Append(base, mutate.Addendum{Layer: static.NewLayer(buf.Bytes(), types.OCIUncompressedLayer), MediaType: types.OCIUncompressedLayer})
+	require.NoError(t, err)
+	cf, err := img.ConfigFile()
+	require.NoError(t, err)
+	cf = cf.DeepCopy()
+	cf.Config.Entrypoint = []string{`C:\helper\hello.exe`}
+	if edit != nil {
+		edit(cf)
+	}
+	img, err = mutate.ConfigFile(img, cf)
+	require.NoError(t, err)
+	if baseRef != "" {
+		d, err := base.Digest()
+		require.NoError(t, err)
+		img = mutate.Annotations(img, map[string]string{
+			"org.opencontainers.image.base.name":   baseRef,
+			"org.opencontainers.image.base.digest": d.String(),
+		}).(v1.Image)
+	}
+	return img
+}
