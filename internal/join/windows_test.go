@@ -1,12 +1,19 @@
 package join
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -150,4 +157,45 @@ func TestPlanRefusesAWindowsSourceWithoutABuild(t *testing.T) {
 	assert.ErrorContains(t, err, `--gitlab-windows-base "core": want servercore or nanoserver`)
 	_, err = GitLabHelper("reg.example/h", "v1", []v1.Platform{testkit.Platform(t, "windows/amd64:10.0.26100")}, "", nil)
 	assert.ErrorContains(t, err, "no Windows helper for build 10.0.26100")
+}
+
+// An oci: layout holding a Windows helper (its foreign layer left out, as
+// helperbuild's layout destination writes it) is a source like a registry
+// tag.
+func TestPlanReadsAWindowsLayout(t *testing.T) {
+	var reads testkit.ForeignReads
+	img := testkit.WindowsHelper(t, os.Environ(), testkit.WindowsBase(t, "10.0.17763.5830", &reads), "", nil)
+	dir := filepath.Join(t.TempDir(), "oci")
+	p, err := layout.Write(dir, empty.Index)
+	require.NoError(t, err)
+	layers, err := img.Layers()
+	require.NoError(t, err)
+	for _, l := range layers {
+		if mt, err := l.MediaType(); err == nil && !mt.IsDistributable() {
+			continue
+		}
+		d, err := l.Digest()
+		require.NoError(t, err)
+		rc, err := l.Compressed()
+		require.NoError(t, err)
+		require.NoError(t, p.WriteBlob(d, rc))
+	}
+	for _, raw := range []func() ([]byte, error){img.RawConfigFile, img.RawManifest} {
+		b, err := raw()
+		require.NoError(t, err)
+		h, _, err := v1.SHA256(bytes.NewReader(b))
+		require.NoError(t, err)
+		require.NoError(t, p.WriteBlob(h, io.NopCloser(bytes.NewReader(b))))
+	}
+	d, err := partial.Descriptor(img)
+	require.NoError(t, err)
+	d.Annotations = map[string]string{specsv1.AnnotationRefName: "servercore1809"}
+	require.NoError(t, p.AppendDescriptor(*d))
+
+	plan, err := New(context.Background(), []string{"oci:" + dir + ":servercore1809"}, opts(t, "windows/amd64:10.0.17763"))
+	require.NoError(t, err)
+	require.Len(t, plan.Entries, 1)
+	assert.Equal(t, "windows/amd64:10.0.17763.5830", platform.Format(plan.Entries[0].Platform))
+	assert.Equal(t, 1, plan.Entries[0].Evidence.Foreign)
+	assert.Zero(t, reads.Load())
 }
