@@ -200,12 +200,34 @@ func answered(err error, terr *transport.Error) *RegistryError {
 		u := *terr.Request.URL
 		u.RawQuery, u.User = "", nil // upload locations carry session state in the query
 		what = fmt.Sprintf("%s %s: %s", terr.Request.Method, u.String(), what)
+		what += foreignURLs(terr)
 	}
 	kind := Answered
 	if terr.StatusCode == http.StatusNotFound {
 		kind = NotFound
 	}
 	return &RegistryError{Host: hostOf(err), Kind: kind, Err: err, what: what}
+}
+
+// foreignURLs explains a manifest put refused with MANIFEST_BLOB_UNKNOWN:
+// that is how distribution (v3 by default, 2.8 when configured) refuses a
+// foreign layer whose URLs its validation.manifests.urls policy does not
+// allow, naming the layer's digest; "" for any other error.
+func foreignURLs(terr *transport.Error) string {
+	if terr.Request.Method != http.MethodPut || !strings.Contains(terr.Request.URL.Path, "/manifests/") {
+		return ""
+	}
+	for _, d := range terr.Errors {
+		if d.Code != transport.ManifestBlobUnknownErrorCode {
+			continue
+		}
+		layer := "a layer the manifest names"
+		if d.Detail != nil {
+			layer = fmt.Sprintf("%v", d.Detail)
+		}
+		return fmt.Sprintf(" (if %s is a foreign layer, a Windows base's OS layer referenced by URL, the registry refuses its URL: distribution v3 allows no layer URL by default; a Windows image on a base from MCR or Docker Hub needs, in the registry's config, validation: manifests: urls: allow: ['^https://mcr\\.microsoft\\.com/'], or the URLs the base's foreign layers name)", layer)
+	}
+	return ""
 }
 
 // diagnostics are the registry's error codes and messages, without the

@@ -78,3 +78,26 @@ func TestExplainPlainHTTPThenStatus(t *testing.T) {
 	assert.Equal(t, Answered, re.Kind)
 	assert.Equal(t, "GET http://127.0.0.1:5000/v2/: 429 Too Many Requests", re.Error())
 }
+
+// A manifest put refused as distribution v3 refuses a foreign layer's URL
+// by default (400 MANIFEST_BLOB_UNKNOWN naming the layer) is explained
+// with the registry setting; a blob upload's BLOB_UNKNOWN is not.
+func TestExplainForeignLayerURLs(t *testing.T) {
+	put, err := http.NewRequest(http.MethodPut, "http://127.0.0.1:5000/v2/w/helper/manifests/v1", nil)
+	require.NoError(t, err)
+	refused := &transport.Error{StatusCode: http.StatusBadRequest, Request: put, Errors: []transport.Diagnostic{
+		{Code: transport.ManifestBlobUnknownErrorCode, Message: "blob unknown to registry", Detail: "sha256:f0f0"}}}
+	got := Explain(fmt.Errorf("push: %w", refused)).Error()
+	assert.True(t, strings.HasPrefix(got, "PUT http://127.0.0.1:5000/v2/w/helper/manifests/v1: MANIFEST_BLOB_UNKNOWN: blob unknown to registry (if sha256:f0f0 is a foreign layer"), got)
+	assert.Contains(t, got, `validation: manifests: urls: allow: ['^https://mcr\.microsoft\.com/']`)
+	assert.Contains(t, got, "MCR or Docker Hub")
+
+	upload, err := http.NewRequest(http.MethodPut, "http://127.0.0.1:5000/v2/w/helper/blobs/uploads/x", nil)
+	require.NoError(t, err)
+	other := &transport.Error{StatusCode: http.StatusBadRequest, Request: upload, Errors: []transport.Diagnostic{
+		{Code: transport.BlobUnknownErrorCode, Message: "blob unknown to registry"}}}
+	assert.NotContains(t, Explain(other).Error(), "validation")
+	manifestInvalid := &transport.Error{StatusCode: http.StatusBadRequest, Request: put, Errors: []transport.Diagnostic{
+		{Code: transport.ManifestInvalidErrorCode, Message: "manifest invalid"}}}
+	assert.NotContains(t, Explain(manifestInvalid).Error(), "validation")
+}
