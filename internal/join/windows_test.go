@@ -83,6 +83,17 @@ func TestPlanJoinsGitLabWindowsTags(t *testing.T) {
 	assert.Empty(t, plan.Entries[2].Base)
 	assert.Contains(t, plan.Entries[2].BaseUnseen, "names no base")
 	assert.True(t, strings.HasPrefix(plan.Entries[3].Base, strings.Split(base2022, ":ltsc")[0]+"@sha256:"), plan.Entries[3].Base)
+
+	// Without --platforms: the same order, whatever the sources' order.
+	reversed := []string{sources[3], sources[2], sources[1], sources[0]}
+	again, err := New(context.Background(), reversed, opts(t))
+	require.NoError(t, err)
+	assert.Equal(t, platform.FormatAll(plan.Platforms()), platform.FormatAll(again.Platforms()))
+	// windows/amd64 without a build matches both: name each.
+	_, err = New(context.Background(), sources[2:], opts(t, "windows/amd64"))
+	assert.ErrorContains(t, err, "windows/amd64 matches 2 Windows builds")
+	assert.ErrorContains(t, err, "--platforms windows/amd64:10.0.17763,windows/amd64:10.0.20348")
+
 	assert.Zero(t, reads.Load())
 	for _, r := range log.Take() {
 		for _, f := range foreign {
