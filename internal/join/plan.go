@@ -311,7 +311,7 @@ func arrange(entries []Entry, want []v1.Platform) ([]Entry, error) {
 		out = append(out, entries[found[0]])
 	}
 	for _, e := range entries {
-		if indexOf(order, e.Platform) < 0 {
+		if platform.IndexSatisfied(order, e.Platform) < 0 {
 			return nil, fmt.Errorf("source %s is %s, which is not among --platforms %s", e.Source, platform.Format(e.Platform), platform.FormatList(want))
 		}
 	}

@@ -103,7 +103,7 @@ func expand(source string, art *imageref.Artifact, want []v1.Platform) ([]candid
 			continue
 		}
 		p := platform.Normalize(*d.Platform)
-		if len(want) > 0 && indexOf(want, p) < 0 {
+		if len(want) > 0 && platform.IndexSatisfied(want, p) < 0 {
 			continue
 		}
 		img, err := art.Index.Image(d.Digest)

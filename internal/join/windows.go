@@ -110,15 +110,3 @@ func listedAs(listed, cfg v1.Platform) bool {
 	}
 	return l.OSVersion == "" || c.OSVersion == "" || sameBuild(l.OSVersion, c.OSVersion)
 }
-
-// indexOf is the position of the first platform of asked that have
-// satisfies (platform.Satisfies: an asked Windows build is served by each
-// of its revisions), or -1.
-func indexOf(asked []v1.Platform, have v1.Platform) int {
-	for i, a := range asked {
-		if platform.Satisfies(have, a) {
-			return i
-		}
-	}
-	return -1
-}

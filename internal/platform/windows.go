@@ -116,6 +116,18 @@ func Satisfies(have, asked v1.Platform) bool {
 	return ok && hb == a.OSVersion
 }
 
+// IndexSatisfied is the position of the first platform of asked that have
+// satisfies (Satisfies: an asked Windows build is served by an image of
+// any of its revisions), or -1.
+func IndexSatisfied(asked []v1.Platform, have v1.Platform) int {
+	for i, a := range asked {
+		if Satisfies(have, a) {
+			return i
+		}
+	}
+	return -1
+}
+
 // Ordered returns list in the order of entries in an index: every
 // non-Windows platform first, in the order given, then the Windows platforms
 // by architecture and then by OS version, oldest build first (numerically:

@@ -226,6 +226,8 @@ func newMergeImage(n string, pis []part.Image, list []v1.Platform, opts MergeOpt
 	if len(mi.platforms) == 0 {
 		return nil, fmt.Errorf("no platforms to release: give merge --platforms")
 	}
+	// The index a single push makes: Linux first, then Windows by build.
+	mi.platforms = platform.Ordered(mi.platforms)
 	if opts.Repo != "" {
 		repo, err := imageref.ParseRepository(strings.TrimSuffix(opts.Repo, "/")+"/"+n, opts.Images.Insecure)
 		if err != nil {
@@ -280,7 +282,7 @@ func (mi *mergeImage) add(f *part.File, pi part.Image, source string, insecure [
 			extras = append(extras, e)
 			continue
 		}
-		k := platform.Index(mi.platforms, *d.Platform)
+		k := platform.IndexSatisfied(mi.platforms, *d.Platform)
 		if k < 0 {
 			return fmt.Errorf("image %s: %s from %s is not one of its release platforms (%s: %s); merge the parts of one release, or give merge --platforms", mi.name, platform.Format(*d.Platform), f.Name(), source, platform.FormatList(mi.platforms))
 		}
