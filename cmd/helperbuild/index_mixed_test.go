@@ -142,3 +142,45 @@ func TestIndexJoinsGitLabWindowsTags(t *testing.T) {
 	code, stdout, stderr = run(t, env, "verify", "--platforms", ps, target+":v17.10.0")
 	assert.Equal(t, 0, code, stdout+stderr)
 }
+
+// Fan-out of a mixed release: a push --by-digest job for linux/amd64 and
+// one for windows/amd64:10.0.20348 (the Windows job listed first), merged,
+// give the index digest of one push of both; no job or merge asks for the
+// base's foreign blob.
+func TestMergeFanOutWindows(t *testing.T) {
+	log := &testkit.RequestLog{}
+	host := testkit.Registry(t, log.Wrap)
+	var reads testkit.ForeignReads
+	base := testkit.WindowsIndex(t, &reads, []string{"10.0.20348.2340"}, v1.Platform{OS: "linux", Architecture: "amd64"})
+	r, err := name.ParseReference(host + "/base/mixed:1")
+	require.NoError(t, err)
+	require.NoError(t, remote.WriteIndex(r, base))
+	m, err := base.IndexManifest()
+	require.NoError(t, err)
+	win, err := base.Image(m.Manifests[1].Digest)
+	require.NoError(t, err)
+	wm, err := win.Manifest()
+	require.NoError(t, err)
+	foreign := wm.Layers[0].Digest.Hex
+	require.False(t, wm.Layers[0].MediaType.IsDistributable())
+
+	helloModule(t)
+	env := baseEnv("CI_COMMIT_TAG=v2.0.0", "CI_COMMIT_SHA=0123abc0000000000000000000000000000000ab")
+	list := "linux/amd64,windows/amd64:10.0.20348"
+	args := func(repo string) []string {
+		return []string{"--base", host + "/base/mixed:1", "--tag", host + "/" + repo + "/hello:v2.0.0"}
+	}
+	code, _, stderr := run(t, env, append(append([]string{"push", "--platforms", list}, args("single")...), "./cmd/hello")...)
+	require.Equal(t, 0, code, stderr)
+	want, _ := indexDigest(t, host+"/single/hello:v2.0.0")
+
+	parts := fanOut(t, env, []string{"windows/amd64:10.0.20348", "linux/amd64"}, append(append(args("fan"), "--release-platforms", list), "./cmd/hello")...)
+	code, _, stderr = run(t, env, "merge", parts)
+	require.Equal(t, 0, code, stderr)
+	got, _ := indexDigest(t, host+"/fan/hello:v2.0.0")
+	assert.Equal(t, want, got, "fan-out + merge gives the single push's index digest")
+	assert.Zero(t, reads.Load())
+	for _, l := range log.Take() {
+		assert.NotContains(t, l, foreign, "the foreign blob was asked for")
+	}
+}
