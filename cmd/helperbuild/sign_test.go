@@ -74,7 +74,14 @@ func TestPushSignVerify(t *testing.T) {
 				assert.True(t, os.IsNotExist(err), "legacy signatures are no bundles: %v", err)
 			}
 
-			code, stdout, stderr = run(t, baseEnv(), "verify", "--signature", "--key", pub, "--platforms", "linux/amd64,linux/arm64", ref)
+			// Signed without a log: refused, as cosign does, unless told.
+			code, stdout, _ = run(t, baseEnv(), "verify", "--signature", "--key", pub, "--platforms", "linux/amd64,linux/arm64", ref)
+			assert.Equal(t, 1, code, stdout)
+			assert.Contains(t, stdout, "index signed: FAIL: index: 1 signature(s) of sha256:")
+			assert.Contains(t, stdout, "no transparency log entry, so nothing proves when it was signed")
+			assert.Contains(t, stdout, "give --insecure-ignore-tlog")
+
+			code, stdout, stderr = run(t, baseEnv(), "verify", "--signature", "--key", pub, "--insecure-ignore-tlog", "--platforms", "linux/amd64,linux/arm64", ref)
 			assert.Equal(t, 0, code, "%s\n%s", stdout, stderr)
 			assert.Contains(t, stdout, "SIGNED")
 			for _, l := range strings.Split(stdout, "\n") {
@@ -185,7 +192,7 @@ func TestIndexSign(t *testing.T) {
 		"--version", "v17.10.0", "--platforms", "linux/amd64,linux/arm64", "--attest", "none", "--sign", "--sign-key", priv, "--sign-tlog", "none", "--sign-format", "bundle")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "  signed: 3 bundle (the index and each manifest) by key ", stdout)
-	code, stdout, stderr = run(t, baseEnv(), "verify", "--signature", "--key", pub, target)
+	code, stdout, stderr = run(t, baseEnv(), "verify", "--signature", "--key", pub, "--insecure-ignore-tlog", target)
 	assert.Equal(t, 0, code, stdout+stderr)
 	assert.Contains(t, stdout, "SIGNED")
 }
