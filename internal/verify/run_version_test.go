@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,4 +124,23 @@ func TestRunPassesImagesThatStart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A passing table says what the run and start-up checks ran, per
+// platform, under the grid; a failed run is a finding, not a ran line.
+func TestTableSaysWhatRan(t *testing.T) {
+	d := "sha256:" + strings.Repeat("a", 64)
+	r := &Report{Digest: d, Platforms: []PlatformReport{
+		{Platform: "linux/amd64", Digest: d, Checks: []Check{{Name: CheckRun, OK: true, Reason: "ran natively in a sandbox: /usr/bin/gitlab-runner-helper --version (OS/Arch: linux/amd64); /bin/sh -c true; not run (only GitLab Runner's binaries and the release's are asked --version): /usr/bin/kubectl"},
+			{Name: CheckStart, OK: true, Reason: "started natively in a sandbox: helper start-up (Kubernetes executor); helper start-up (Docker executor)"}}},
+		{Platform: "linux/arm64", Digest: d, Checks: []Check{{Name: CheckRun, Reason: "/usr/bin/gitlab-runner-helper --version exited with status 1: usage"},
+			{Name: CheckStart, OK: true, Reason: "started under qemu-aarch64-static in a sandbox: helper start-up (Kubernetes executor)"}}},
+	}}
+	var b strings.Builder
+	require.NoError(t, WriteTable(&b, "img", r))
+	assert.Contains(t, b.String(), "\n\n"+
+		"linux/amd64 run: ran natively in a sandbox: /usr/bin/gitlab-runner-helper --version (OS/Arch: linux/amd64); /bin/sh -c true; not run (only GitLab Runner's binaries and the release's are asked --version): /usr/bin/kubectl\n"+
+		"linux/amd64 start: started natively in a sandbox: helper start-up (Kubernetes executor); helper start-up (Docker executor)\n"+
+		"linux/arm64 start: started under qemu-aarch64-static in a sandbox: helper start-up (Kubernetes executor)\n"+
+		"\nlinux/arm64 run: FAIL: /usr/bin/gitlab-runner-helper --version exited with status 1: usage\n")
 }
