@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ type verifyFlags struct {
 	contract  string
 	allFiles  bool
 	run       bool
+	versions  []string
 	runLimits runLimitFlags
 	nodes     string
 	format    string
@@ -56,7 +58,8 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors, 3 when RE
 	fl.StringVar(&f.platforms, "platforms", "", "platforms the index must hold exactly, e.g. linux/amd64,linux/arm64,linux/arm/v7")
 	fl.StringVar(&f.contract, "contract", "", "check the GitLab Runner image contract: helper or runner")
 	fl.BoolVar(&f.allFiles, "all-files", false, "check every ELF executable of the image, not only those its own layers added")
-	fl.BoolVar(&f.run, "run", false, "run the image's own Go programs with --version and sh -c true in a sandbox (Linux namespaces; qemu-user inside for foreign platforms); with --contract, also start the image as GitLab's Helm chart (runner) or executors (helper) start it (docs/startup-run.md)")
+	fl.BoolVar(&f.run, "run", false, "run gitlab-runner and gitlab-runner-helper (when the image's own layers hold them) with --version and sh -c true in a sandbox (Linux namespaces; qemu-user inside for foreign platforms); with --contract, also start the image as GitLab's Helm chart (runner) or executors (helper) start it (docs/startup-run.md)")
+	fl.StringArrayVar(&f.versions, "run-version", nil, "`PATH` of another Go program of the image's own layers that --run asks --version, such as a binary you built (repeatable)")
 	f.runLimits.register(fl)
 	fl.StringVar(&f.nodes, "nodes", "", "`FILE` holding the output of kubectl get nodes -o json: report nodes with no image in the index")
 	fl.BoolVar(&f.attest, "attestations", false, "every platform image has an SBOM and provenance (in the index, or as referrers on a registry) about it, whose Go modules and base digests agree with the image")
@@ -116,7 +119,15 @@ func verifyInputs(f *verifyFlags, arg string) (target *release.VerifyTarget, opt
 	if err = f.runLimits.validate(); err != nil {
 		return nil, opts, err
 	}
-	opts = verify.Options{Platforms: platforms, Contract: f.contract, AllFiles: f.allFiles, Run: f.run, Jobs: f.jobs, Attestations: f.attest,
+	for _, v := range f.versions {
+		if !f.run {
+			return nil, opts, usagef("--run-version %s asks --version in --run; add --run", v)
+		}
+		if !path.IsAbs(v) {
+			return nil, opts, usagef("--run-version %q: want the program's absolute path in the image, e.g. /usr/bin/%s", v, v)
+		}
+	}
+	opts = verify.Options{Platforms: platforms, Contract: f.contract, AllFiles: f.allFiles, Run: f.run, Versions: f.versions, Jobs: f.jobs, Attestations: f.attest,
 		RunTimeout: f.runLimits.timeout, UnpackMaxBytes: int64(f.runLimits.maxSize), LayersMaxBytes: int64(f.runLimits.layersMaxSize)}
 	if f.nodes != "" {
 		file, err := os.Open(f.nodes)
