@@ -115,19 +115,31 @@ reference not found (a tag, digest or layout entry that is not there); 130/143 i
 	root.Args = cobra.ArbitraryArgs
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			hint := ""
-			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-				hint = fmt.Sprintf("; did you mean %s?", s[0])
-			}
-			return usagef("unknown command %q%s (see %s --help)", args[0], hint, cmd.CommandPath())
+			return unknownCommand(cmd, args[0])
 		}
 		return cmd.Help()
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// cobra parses the root's flags before it finds the command
+		// missing: in "biuld --platforms X" the mistake is the command,
+		// not the flag that belongs to it.
+		if args := c.Flags().Args(); !c.HasParent() && len(args) > 0 {
+			return unknownCommand(c, args[0])
+		}
 		return usageError{fmt.Errorf("%w%s (see %s --help)", err, flagHint(c, err), c.CommandPath())}
 	})
 	root.AddCommand(newBuildCmd(env, false, exec), newBuildCmd(env, true, exec), newMergeCmd(env), newIndexCmd(env), newVerifyCmd(env), newInitCmd(env), newVersionCmd())
 	return root
+}
+
+// unknownCommand is the usage error for a first word that is no command,
+// with the nearest command when one is close.
+func unknownCommand(root *cobra.Command, word string) error {
+	hint := ""
+	if s := root.SuggestionsFor(word); len(s) > 0 {
+		hint = fmt.Sprintf("; did you mean %s?", s[0])
+	}
+	return usagef("unknown command %q%s (see %s --help)", word, hint, root.CommandPath())
 }
 
 // flagHint is the way out of a flag error: the nearest flag for a typo,
