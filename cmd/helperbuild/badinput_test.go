@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -187,26 +186,21 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestDuplicatePlatformsAreBuiltOnce: repeating a platform is not an error;
-// the image holds it once.
-func TestDuplicatePlatformsAreBuiltOnce(t *testing.T) {
+// TestDuplicatePlatformsAreRefused: a platform named twice, in one
+// spelling or two, is a usage error naming both, before anything is
+// written (issue 39: it was dropped silently).
+func TestDuplicatePlatformsAreRefused(t *testing.T) {
 	dir := relModule(t)
 	t.Chdir(dir)
-	res := relRun(t, t.Context(), relEnv(t), "build", "--platforms", "linux/amd64,linux/amd64", "--base", "scratch", "./cmd/app")
-	require.Equal(t, 0, res.code, res.stderr)
-	p, err := layout.FromPath(filepath.Join(dir, "out", "oci"))
-	require.NoError(t, err)
-	idx, err := p.ImageIndex()
-	require.NoError(t, err)
-	im, err := idx.IndexManifest()
-	require.NoError(t, err)
-	require.Len(t, im.Manifests, 1, "one entry in the layout")
-	child, err := idx.ImageIndex(im.Manifests[0].Digest)
-	require.NoError(t, err)
-	cm, err := child.IndexManifest()
-	require.NoError(t, err)
-	require.Len(t, cm.Manifests, 2, "linux/amd64 once, then its attestation manifest")
-	assert.Equal(t, "unknown", cm.Manifests[1].Platform.Architecture)
-	assert.Equal(t, "amd64", cm.Manifests[0].Platform.Architecture)
-	assert.Equal(t, 1, strings.Count(res.stdout, "linux/amd64"), "the table lists it once:\n%s", res.stdout)
+	before := relSnapshot(t, dir)
+	for list, want := range map[string]string{
+		"linux/amd64,linux/amd64":  "--platforms: linux/amd64 is given twice; give it once",
+		"linux/amd64,linux/x86_64": "--platforms: linux/amd64 and linux/x86_64 are both linux/amd64; give it once",
+	} {
+		res := relRun(t, t.Context(), relEnv(t), "build", "--platforms", list, "--base", "scratch", "./cmd/app")
+		assert.Equal(t, exitUsage, res.code, res.stderr)
+		assert.Contains(t, res.stderr, want)
+		assert.Empty(t, res.stdout)
+	}
+	assert.Equal(t, before, relSnapshot(t, dir), "nothing written into the module directory")
 }

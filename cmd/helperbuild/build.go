@@ -10,7 +10,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
 
@@ -133,21 +132,6 @@ described by helperbuild.yaml (or --config).`,
 	return cmd
 }
 
-// parsePlatforms reads --platforms; nil means "not given" or "all".
-func parsePlatforms(s string) ([]v1.Platform, bool, error) {
-	switch strings.TrimSpace(s) {
-	case "":
-		return nil, false, nil
-	case "all":
-		return nil, true, nil
-	}
-	ps, err := platform.ParseList(s)
-	if err != nil {
-		return nil, false, usageError{err}
-	}
-	return ps, false, nil
-}
-
 // absDir returns the absolute form of dir.
 func absDir(dir string) (string, error) {
 	if dir == "" {
@@ -183,13 +167,13 @@ func cacheDir(env Env, f *buildFlags) (dir, from string) {
 }
 
 // parseReleasePlatforms reads --release-platforms; nil when not given.
-func parseReleasePlatforms(f *buildFlags) ([]v1.Platform, error) {
+func parseReleasePlatforms(cmd *cobra.Command, f *buildFlags) ([]v1.Platform, error) {
 	if strings.TrimSpace(f.relPlatforms) == "" {
 		return nil, nil
 	}
-	ps, all, err := parsePlatforms(f.relPlatforms)
+	ps, all, err := parsePlatforms(cmd, "release-platforms", f.relPlatforms)
 	if err != nil {
-		return nil, usagef("--release-platforms: %v", err)
+		return nil, err
 	}
 	if all {
 		return nil, usagef("--release-platforms all: list the release's platforms in the index's order, e.g. --release-platforms linux/amd64,linux/arm64")

@@ -17,7 +17,7 @@ func newIndexCmd(env Env) *cobra.Command {
 		Example: `  helperbuild index --tag registry.example.com/group/helper:v1 registry.example.com/group/helper:x86_64-v1 registry.example.com/group/helper:arm64-v1
   helperbuild index --gitlab-helper registry.gitlab.com/gitlab-org/gitlab-runner/gitlab-runner-helper --version v17.10.0 --dry-run --tag registry.example.com/group/helper:v17.10.0`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ps, all, err := parsePlatforms(*platforms)
+			ps, all, err := parsePlatforms(cmd, "platforms", *platforms)
 			if err != nil {
 				return err
 			}

@@ -73,7 +73,7 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors, 3 when RE
 }
 
 func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
-	target, opts, err := verifyInputs(f, arg)
+	target, opts, err := verifyInputs(cmd, f, arg)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 
 // verifyInputs checks verify's flags and argument and turns them into the
 // image to read and the checks' options (TempDir left to the caller).
-func verifyInputs(f *verifyFlags, arg string) (target *release.VerifyTarget, opts verify.Options, err error) {
+func verifyInputs(cmd *cobra.Command, f *verifyFlags, arg string) (target *release.VerifyTarget, opts verify.Options, err error) {
 	if f.format != "table" && f.format != "json" {
 		return nil, opts, usagef("--format %q: want table or json", f.format)
 	}
@@ -100,7 +100,7 @@ func verifyInputs(f *verifyFlags, arg string) (target *release.VerifyTarget, opt
 	if err = f.retry.registry(nil, nil).Check(); err != nil {
 		return nil, opts, err
 	}
-	platforms, all, err := parsePlatforms(f.platforms)
+	platforms, all, err := parsePlatforms(cmd, "platforms", f.platforms)
 	if err != nil {
 		return nil, opts, err
 	}
