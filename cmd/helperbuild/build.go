@@ -66,9 +66,11 @@ func newBuildCmd(env Env, push bool, exec buildExec) *cobra.Command {
 		Short: short,
 		Long: short + `.
 
-With PACKAGE (a Go main package such as ./apps/gitlab-runner-helper), the
-binary is put at /usr/bin/<name> on top of --base. Without it, the release is
-described by helperbuild.yaml (or --config).`,
+With PACKAGE (a Go main package such as ./apps/gitlab-runner-helper, or its
+absolute path inside the current directory), the binary is put at
+/usr/bin/<name> on top of --base (default scratch, where it is the
+entrypoint). Without it, the release is described by helperbuild.yaml (or
+--config).`,
 		Example: examples[push],
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
@@ -104,8 +106,8 @@ described by helperbuild.yaml (or --config).`,
 	fl.BoolVar(&f.run, "run", false, "images whose recipe names a contract: start each platform's image in a sandbox as GitLab starts it (verify --run) before anything is published")
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "write the result (digests, tags, platforms, sizes) as JSON to this file (docs/metadata.md)")
 	fl.StringVar(&f.dotenv, "dotenv", "", "write each image's pinned reference and tag as GitLab CI variables (artifacts:reports:dotenv) to this file")
-	fl.StringVar(&f.base, "base", "", "config-free: base image (registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or scratch)")
-	fl.StringVar(&f.binaryName, "binary-name", "", "config-free: name of the binary in /usr/bin (default: last element of PACKAGE)")
+	fl.StringVar(&f.base, "base", "", "config-free: base image (registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or scratch; default scratch, enough for a static Go binary)")
+	fl.StringVar(&f.binaryName, "binary-name", "", "config-free: name of the binary in /usr/bin (default: PACKAGE's directory name; for . the module path's last element)")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep binaries, layers and base images here between runs (default: $XDG_CACHE_HOME/helperbuild or ~/.cache/helperbuild)")
 	fl.BoolVar(&f.noCache, "no-cache", false, "keep nothing between runs")
 	fl.StringVar(&f.config, "config", "", "recipe file (default: helperbuild.yaml in the current directory)")

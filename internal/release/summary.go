@@ -25,6 +25,9 @@ func (rep *Report) WriteSummary(w io.Writer) error {
 		if len(img.IndexTags) > 0 {
 			fmt.Fprintf(w, "  tags: %s\n", strings.Join(img.IndexTags, " "))
 		}
+		if rep.DefaultBase {
+			fmt.Fprintln(w, "  "+baseLine())
+		}
 		if l := img.SignatureLine(); l != "" {
 			fmt.Fprintln(w, "  "+l)
 			for _, d := range img.SignatureDigests() {
