@@ -49,10 +49,10 @@ type buildFlags struct {
 var examples = map[bool]string{
 	false: `  helperbuild build --platforms linux/amd64,linux/arm64
   helperbuild build --image gitlab-runner-helper --output oci-archive:out/helper.tar
-  helperbuild build --base alpine:3.20 --platforms all -v ./cmd/app`,
+  helperbuild build --base registry.example.com/group/alpine:3.20 --platforms all -v ./cmd/app`,
 	true: `  helperbuild push --repo registry.example.com/group --tag v1.2.3
-  helperbuild push --by-digest --platforms linux/arm64 --part-file parts/arm64.json
-  helperbuild push --base alpine:3.20 --tag registry.example.com/group/app:v1 ./cmd/app`,
+  helperbuild push --by-digest --platforms linux/arm64 --release-platforms linux/amd64,linux/arm64 --part-file parts/arm64.json
+  helperbuild push --base registry.example.com/group/alpine:3.20 --tag registry.example.com/group/app:v1 ./cmd/app`,
 }
 
 func newBuildCmd(env Env, push bool, exec buildExec) *cobra.Command {

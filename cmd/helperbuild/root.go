@@ -106,7 +106,7 @@ reference not found (a tag, digest or layout entry that is not there); 130/143 i
 		Example: `  helperbuild init
   helperbuild build --platforms linux/amd64,linux/arm64
   helperbuild push --repo registry.example.com/group
-  helperbuild verify registry.example.com/group/helper:v1.2.3`,
+  helperbuild verify registry.example.com/group/gitlab-runner-helper:v1.2.3`,
 	}
 	// --version only at the root, with no -v: -v is a command's --verbose.
 	root.Flags().Bool("version", false, "print helperbuild's version")

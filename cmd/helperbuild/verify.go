@@ -39,9 +39,10 @@ every expected platform is in the index, every ELF executable the image added ma
 its platform, the config agrees with the index, and optionally the GitLab Runner image
 contract (--contract helper|runner), a sandboxed run (--run) and a cluster's nodes (--nodes).
 Exit 0 when every check passed, 1 when one failed, 2 for usage errors, 3 when REF is not found.`,
-		Example: `  helperbuild verify --platforms linux/amd64,linux/arm64 registry.example.com/group/helper:v1.2.3
-  helperbuild verify --contract helper --run oci:out/oci:gitlab-runner-helper
-  helperbuild verify --nodes nodes.json --format json registry.example.com/group/helper:v1.2.3`,
+		Example: `  helperbuild verify --platforms linux/amd64,linux/arm64 registry.example.com/group/gitlab-runner-helper:v1.2.3
+  helperbuild verify --run oci:out/oci:gitlab-runner-helper:v1.2.3
+  helperbuild verify --contract helper --run registry.example.com/group/gitlab-runner-helper:v1.2.3
+  helperbuild verify --nodes nodes.json --format json registry.example.com/group/gitlab-runner-helper:v1.2.3`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("verify takes one image reference, got %d", len(args))
