@@ -96,8 +96,9 @@ func newRootCmd(env Env, exec buildExec) *cobra.Command {
 directly (no Docker daemon, no QEMU) and publishes one OCI image index per image,
 so every node of a mixed-architecture cluster pulls its native build from one tag.
 
-Exit codes: 0 done; 1 failed (a check, a build, the registry); 2 usage error; 3 a
-reference not found (a tag, digest or layout entry that is not there); 130/143 interrupted.`,
+Exit codes: 0 done; 1 failed (a check, a build, the registry); 2 usage error (a
+flag, or an output that cannot be written: nothing was done); 3 a reference not
+found (a tag, digest, layout or layout entry that is not there); 130/143 interrupted.`,
 		SilenceUsage:               true,
 		SuggestionsMinimumDistance: 2,
 		SilenceErrors:              true,
