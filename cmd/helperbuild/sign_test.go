@@ -114,6 +114,10 @@ func TestSignRefusals(t *testing.T) {
 	code, stderr := push(baseEnv("COSIGN_PASSWORD=wrong"), "--sign-key", priv)
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "COSIGN_PASSWORD does not decrypt it")
+	// Unset is not wrong (issue 39): the error says which.
+	code, stderr = push(baseEnv(), "--sign-key", priv)
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "--sign-key "+priv+": the key is encrypted and COSIGN_PASSWORD is not set (set it to the password the key was made with)")
 	code, stderr = push(baseEnv())
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "SIGSTORE_ID_TOKEN")
