@@ -58,7 +58,7 @@ func TestPushSignVerify(t *testing.T) {
 				"--sign", "--sign-key", priv, "--sign-format", format, "--sign-tlog", "none", "--tag", ref,
 				"--metadata-file", filepath.Join(out, "meta.json"), "--attest-dir", filepath.Join(out, "attest"), "./cmd/hello")
 			require.Equal(t, 0, code, stderr)
-			assert.Contains(t, stdout, "  signed: 5 "+format+" (the index and each manifest) by key ")
+			assert.Contains(t, stdout, "  signed: 5 "+format+" (the index, 2 platform manifests, 2 attestation manifests) by key ")
 			var m release.Metadata
 			data, err := os.ReadFile(filepath.Join(out, "meta.json"))
 			require.NoError(t, err)
@@ -188,7 +188,7 @@ func TestIndexSign(t *testing.T) {
 	code, stdout, stderr := run(t, baseEnv("COSIGN_PASSWORD=pw"), "index", "--tag", target, "--gitlab-helper", src+"/gitlab-org/helper",
 		"--version", "v17.10.0", "--platforms", "linux/amd64,linux/arm64", "--attest", "none", "--sign", "--sign-key", priv, "--sign-tlog", "none", "--sign-format", "bundle")
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stdout, "  signed: 3 bundle (the index and each manifest) by key ", stdout)
+	assert.Contains(t, stdout, "  signed: 3 bundle (the index, 2 platform manifests) by key ", stdout)
 	code, stdout, stderr = run(t, baseEnv(), "verify", "--signature", "--key", pub, target)
 	assert.Equal(t, 0, code, stdout+stderr)
 	assert.Contains(t, stdout, "SIGNED")
