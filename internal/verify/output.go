@@ -31,8 +31,9 @@ func Write(w io.Writer, format, name string, r *Report) error {
 // WriteTable prints one report for people: a header line with the name, the
 // short digest and PASS or FAIL; a grid with one row per platform (platform,
 // short digest, then per check "ok", "FAIL" or "-" when not run), expected
-// platforms missing from the index included; then every failure and warning
-// once, on its own line (see FindingLines).
+// platforms missing from the index included; what each passing run and
+// start-up check ran (ranLines); then every failure and warning once, on
+// its own line (see FindingLines).
 func WriteTable(w io.Writer, name string, r *Report) error {
 	verdict := "PASS"
 	if !r.OK() {
@@ -67,6 +68,9 @@ func WriteTable(w io.Writer, name string, r *Report) error {
 	}
 	if r.Nodes != nil {
 		fmt.Fprintln(&b, r.Nodes.String())
+	}
+	for _, l := range ranLines(r) {
+		fmt.Fprintln(&b, l)
 	}
 	if lines := FindingLines(r); len(lines) > 0 {
 		b.WriteString("\n")
@@ -124,6 +128,22 @@ func FindingLines(r *Report) []string {
 			kind = "warning"
 		}
 		out = append(out, label+" "+kind+": "+l.f.Reason)
+	}
+	return out
+}
+
+// ranLines say, for each platform whose run or start-up check passed,
+// what it ran ("linux/amd64 run: ran natively in a sandbox: ... --version
+// ..."), as the check's summary records it: the grid's "ok" alone does
+// not say which programs ran. A failed one is a FindingLines line.
+func ranLines(r *Report) []string {
+	var out []string
+	for _, p := range r.Platforms {
+		for _, c := range p.Checks {
+			if (c.Name == CheckRun || c.Name == CheckStart) && c.OK && !c.Warning && c.Reason != "" {
+				out = append(out, p.Platform+" "+c.Name+": "+c.Reason)
+			}
+		}
 	}
 	return out
 }
