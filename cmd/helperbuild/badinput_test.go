@@ -75,7 +75,7 @@ func TestBadInput(t *testing.T) {
 		{name: "platform the base lacks", args: []string{"build", "--platforms", "linux/arm64", "--base", "oci:{layout}", "./cmd/app"}, code: 1, want: []string{"linux/arm64", "linux/amd64"}},
 
 		// Bases.
-		{name: "missing layout base", args: []string{"build", "--platforms", "linux/amd64", "--base", "oci:/nonexistent", "./cmd/app"}, code: 1, want: []string{"oci:/nonexistent"}},
+		{name: "missing layout base", args: []string{"build", "--platforms", "linux/amd64", "--base", "oci:/nonexistent", "./cmd/app"}, code: 3, want: []string{"oci:/nonexistent: no such layout: /nonexistent does not exist"}},
 		{name: "missing layout entry", args: []string{"build", "--platforms", "linux/amd64", "--base", "oci:{layout}:nope", "./cmd/app"}, code: 3, want: []string{`"nope"`}},
 		{name: "registry base not found", args: []string{"build", "--platforms", "linux/amd64", "--base", "{plain}/g/missing:1", "./cmd/app"}, code: 3, want: []string{"{plain}/g/missing:1", "not found"}},
 		{name: "unreachable registry", args: []string{"build", "--retries", "0", "--platforms", "linux/amd64", "--base", "127.0.0.1:1/g/base:1", "./cmd/app"}, code: 1, want: []string{"127.0.0.1:1", "connection refused"}},
@@ -134,7 +134,7 @@ func TestBadInput(t *testing.T) {
 		// verify.
 		{name: "verify without a reference", args: []string{"verify"}, code: 2, want: []string{"verify"}},
 		{name: "verify --format xml", args: []string{"verify", "--format", "xml", "oci:{layout}"}, code: 2, want: []string{`"xml"`}},
-		{name: "verify a missing layout", args: []string{"verify", "oci:/nonexistent/layout"}, code: 1, want: []string{"oci:/nonexistent/layout"}},
+		{name: "verify a missing layout", args: []string{"verify", "oci:/nonexistent/layout"}, code: 3, want: []string{"oci:/nonexistent/layout: no such layout"}},
 	}
 	require.GreaterOrEqual(t, len(tests), 25)
 	for _, tt := range tests {
