@@ -59,7 +59,7 @@ func TestPushSignVerify(t *testing.T) {
 				"--sign", "--sign-key", priv, "--sign-format", format, "--sign-tlog", "none", "--tag", ref,
 				"--metadata-file", filepath.Join(out, "meta.json"), "--attest-dir", filepath.Join(out, "attest"), "./cmd/hello")
 			require.Equal(t, 0, code, stderr)
-			assert.Contains(t, stdout, "  signed: 5 "+format+" (the index and each manifest) by key ")
+			assert.Contains(t, stdout, "  signed: 5 "+format+" (the index, 2 platform manifests, 2 attestation manifests) by key ")
 			var m release.Metadata
 			data, err := os.ReadFile(filepath.Join(out, "meta.json"))
 			require.NoError(t, err)
@@ -122,6 +122,10 @@ func TestSignRefusals(t *testing.T) {
 	code, stderr := push(baseEnv("COSIGN_PASSWORD=wrong"), "--sign-key", priv)
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "COSIGN_PASSWORD does not decrypt it")
+	// Unset is not wrong (issue 39): the error says which.
+	code, stderr = push(baseEnv(), "--sign-key", priv)
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "--sign-key "+priv+": the key is encrypted and COSIGN_PASSWORD is not set (set it to the password the key was made with)")
 	code, stderr = push(baseEnv())
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "SIGSTORE_ID_TOKEN")
@@ -194,7 +198,7 @@ func TestIndexSign(t *testing.T) {
 	code, stdout, stderr := run(t, baseEnv("COSIGN_PASSWORD=pw"), "index", "--tag", target, "--gitlab-helper", src+"/gitlab-org/helper",
 		"--version", "v17.10.0", "--platforms", "linux/amd64,linux/arm64", "--attest", "none", "--sign", "--sign-key", priv, "--sign-tlog", "none", "--sign-format", "bundle")
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stdout, "  signed: 3 bundle (the index and each manifest) by key ", stdout)
+	assert.Contains(t, stdout, "  signed: 3 bundle (the index, 2 platform manifests) by key ", stdout)
 	code, stdout, stderr = run(t, baseEnv(), "verify", "--signature", "--key", pub, "--insecure-ignore-tlog", target)
 	assert.Equal(t, 0, code, stdout+stderr)
 	assert.Contains(t, stdout, "SIGNED")

@@ -41,9 +41,10 @@ every expected platform is in the index, every ELF executable the image added ma
 its platform, the config agrees with the index, and optionally the GitLab Runner image
 contract (--contract helper|runner), a sandboxed run (--run) and a cluster's nodes (--nodes).
 Exit 0 when every check passed, 1 when one failed, 2 for usage errors, 3 when REF is not found.`,
-		Example: `  helperbuild verify --platforms linux/amd64,linux/arm64 registry.example.com/group/helper:v1.2.3
-  helperbuild verify --contract helper --run oci:out/oci:gitlab-runner-helper
-  helperbuild verify --nodes nodes.json --format json registry.example.com/group/helper:v1.2.3`,
+		Example: `  helperbuild verify --platforms linux/amd64,linux/arm64 registry.example.com/group/gitlab-runner-helper:v1.2.3
+  helperbuild verify --run oci:out/oci:gitlab-runner-helper:v1.2.3
+  helperbuild verify --contract helper --run registry.example.com/group/gitlab-runner-helper:v1.2.3
+  helperbuild verify --nodes nodes.json --format json registry.example.com/group/gitlab-runner-helper:v1.2.3`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("verify takes one image reference, got %d", len(args))
@@ -76,7 +77,7 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors, 3 when RE
 }
 
 func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
-	target, opts, err := verifyInputs(f, arg)
+	target, opts, err := verifyInputs(cmd, f, arg)
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 
 // verifyInputs checks verify's flags and argument and turns them into the
 // image to read and the checks' options (TempDir left to the caller).
-func verifyInputs(f *verifyFlags, arg string) (target *release.VerifyTarget, opts verify.Options, err error) {
+func verifyInputs(cmd *cobra.Command, f *verifyFlags, arg string) (target *release.VerifyTarget, opts verify.Options, err error) {
 	if f.format != "table" && f.format != "json" {
 		return nil, opts, usagef("--format %q: want table or json", f.format)
 	}
@@ -103,7 +104,7 @@ func verifyInputs(f *verifyFlags, arg string) (target *release.VerifyTarget, opt
 	if err = f.retry.registry(nil, nil).Check(); err != nil {
 		return nil, opts, err
 	}
-	platforms, all, err := parsePlatforms(f.platforms)
+	platforms, all, err := parsePlatforms(cmd, "platforms", f.platforms)
 	if err != nil {
 		return nil, opts, err
 	}

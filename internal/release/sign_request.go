@@ -27,6 +27,9 @@ type SignRequest struct {
 	KeyName  string
 	KeyPEM   []byte
 	Password []byte
+	// PasswordUnset says COSIGN_PASSWORD was not set at all (Password is
+	// empty), so a key that needs one is told apart from a wrong one.
+	PasswordUnset bool
 	// IDToken is the OIDC token of the keyless mode (SIGSTORE_ID_TOKEN).
 	IDToken string
 	// Format is bundle, legacy, legacy-referrer or auto.
@@ -120,6 +123,9 @@ func (req *SignRequest) signing(reg Registry) (publish.Signing, *Signer, error) 
 	opts := sign.Options{Transport: rt, FulcioURL: req.FulcioURL, RekorURL: req.RekorURL, IDToken: req.IDToken}
 	if len(req.KeyPEM) > 0 {
 		k, err := sign.LoadKey(req.KeyPEM, req.Password)
+		if errors.Is(err, sign.ErrWrongPassword) && req.PasswordUnset {
+			return publish.Signing{}, nil, inputf("--sign-key %s: the key is encrypted and COSIGN_PASSWORD is not set (set it to the password the key was made with)", req.KeyName)
+		}
 		if errors.Is(err, sign.ErrWrongPassword) {
 			return publish.Signing{}, nil, inputf("--sign-key %s: COSIGN_PASSWORD does not decrypt it (set COSIGN_PASSWORD to the password the key was made with)", req.KeyName)
 		}

@@ -94,7 +94,7 @@ func RanLines(r *Report) []string {
 	var out []string
 	for _, p := range r.Platforms {
 		for _, c := range p.Checks {
-			if (c.Name == CheckRun || c.Name == CheckStart) && c.OK && !c.Warning {
+			if (c.Name == CheckRun || c.Name == CheckStart) && c.OK && !c.Warning && c.Reason != "" {
 				out = append(out, p.Platform+" "+c.Name+": "+c.Reason)
 			}
 		}

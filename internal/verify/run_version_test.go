@@ -143,4 +143,5 @@ func TestTableSaysWhatRan(t *testing.T) {
 		"linux/amd64 start: started natively in a sandbox: helper start-up (Kubernetes executor); helper start-up (Docker executor)\n"+
 		"linux/arm64 start: started under qemu-aarch64-static in a sandbox: helper start-up (Kubernetes executor)\n"+
 		"\nlinux/arm64 run: FAIL: /usr/bin/gitlab-runner-helper --version exited with status 1: usage\n")
+	assert.Equal(t, 1, strings.Count(b.String(), "linux/arm64 run:"), "a failed run is told once, as a failure")
 }
