@@ -20,7 +20,7 @@ build:
 # OCI layout at out/demo, then verifies what it wrote.
 demo: build
 	rm -rf $(DEMO_OUT)
-	cd examples/gitlab-runner && ../../$(BIN) build --output oci:../../$(DEMO_OUT)
+	$(BIN) build --config examples/gitlab-runner/helperbuild.yaml --output oci:$(DEMO_OUT)
 	$(BIN) verify --platforms linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x oci:$(DEMO_OUT):gitlab-runner-helper:$$(cd examples/gitlab-runner && git describe --tags --always)
 
 test: unit e2e docs-check ci-e2e

@@ -7,6 +7,9 @@
 #
 #   scripts/stress-test.sh                  the packages below
 #   scripts/stress-test.sh -run TestX       extra `go test` flags
+#   scripts/stress-test.sh -run Node -count=50
+#                                           verify --nodes (a 5-platform index
+#                                           included), 50 times in a row
 #
 # On a machine shared with other heavy runs, take the lock first:
 #   flock /tmp/helperbuild-heavy.lock scripts/stress-test.sh
@@ -15,7 +18,7 @@
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-packages="./internal/progress ./internal/retry ./internal/imageref ./internal/registry ./internal/release ./internal/publish ./internal/sign ./internal/join ./internal/sandbox ./internal/verify ./internal/layer ./internal/crossbuild"
+packages="./cmd/helperbuild ./internal/progress ./internal/retry ./internal/imageref ./internal/registry ./internal/release ./internal/publish ./internal/sign ./internal/join ./internal/sandbox ./internal/verify ./internal/layer ./internal/crossbuild"
 cores=$(getconf _NPROCESSORS_ONLN)
 
 loops=""

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -81,7 +80,7 @@ func TestBadInput(t *testing.T) {
 		{name: "platform the base lacks", args: []string{"build", "--platforms", "linux/arm64", "--base", "oci:{layout}", "./cmd/app"}, code: 1, want: []string{"linux/arm64", "linux/amd64"}},
 
 		// Bases.
-		{name: "missing layout base", args: []string{"build", "--platforms", "linux/amd64", "--base", "oci:/nonexistent", "./cmd/app"}, code: 1, want: []string{"oci:/nonexistent"}},
+		{name: "missing layout base", args: []string{"build", "--platforms", "linux/amd64", "--base", "oci:/nonexistent", "./cmd/app"}, code: 3, want: []string{"oci:/nonexistent: no such layout: /nonexistent does not exist"}},
 		{name: "missing layout entry", args: []string{"build", "--platforms", "linux/amd64", "--base", "oci:{layout}:nope", "./cmd/app"}, code: 3, want: []string{`"nope"`}},
 		{name: "registry base not found", args: []string{"build", "--platforms", "linux/amd64", "--base", "{plain}/g/missing:1", "./cmd/app"}, code: 3, want: []string{"{plain}/g/missing:1", "not found"}},
 		{name: "unreachable registry", args: []string{"build", "--retries", "0", "--platforms", "linux/amd64", "--base", "127.0.0.1:1/g/base:1", "./cmd/app"}, code: 1, want: []string{"127.0.0.1:1", "connection refused"}},
@@ -122,14 +121,14 @@ func TestBadInput(t *testing.T) {
 			code: 2, want: []string{"--output oci:/proc/nope: cannot create /proc/nope"}},
 		{name: "output archive in a directory that takes no files", args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--output", "oci-archive:/proc/nope.tar", "./cmd/app"},
 			code: 2, want: []string{"--output oci-archive:/proc/nope.tar: cannot write /proc/nope.tar"}},
-		{name: "output archive in a missing directory", args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--output", "oci-archive:missing/x.tar", "./cmd/app"},
-			code: 2, want: []string{"--output oci-archive:missing/x.tar: directory missing does not exist"}},
+		{name: "output archive under a file", files: map[string]string{"afile": "x"}, args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--output", "oci-archive:afile/x.tar", "./cmd/app"},
+			code: 2, want: []string{"--output oci-archive:afile/x.tar: afile is a file, not a directory"}},
 		{name: "output archive that is a directory", files: map[string]string{"adir/f": "x"},
 			args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--output", "oci-archive:adir", "./cmd/app"}, code: 2, want: []string{"adir is a directory"}},
 		{name: "output layout with a broken index.json", files: map[string]string{"lay/index.json": "{nope"},
 			args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--output", "oci:lay", "./cmd/app"}, code: 2, want: []string{"--output oci:lay: lay is not a usable OCI layout: index.json"}},
-		{name: "dotenv in a missing directory", args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--dotenv", "missing/build.env", "./cmd/app"},
-			code: 2, want: []string{"--dotenv missing/build.env: directory missing does not exist"}},
+		{name: "dotenv under a file", files: map[string]string{"afile": "x"}, args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--dotenv", "afile/build.env", "./cmd/app"},
+			code: 2, want: []string{"--dotenv afile/build.env: afile is not a directory"}},
 		{name: "dotenv that is a directory", files: map[string]string{"adir/f": "x"},
 			args: []string{"push", "--platforms", "linux/amd64", "--base", "scratch", "--tag", "{plain}/g/app:v1", "--dotenv", "adir", "./cmd/app"}, code: 2, want: []string{"--dotenv adir is a directory"}},
 		{name: "metadata file in a directory that takes no files", args: []string{"build", "--platforms", "linux/amd64", "--base", "scratch", "--metadata-file", "/proc/m.json", "./cmd/app"},
@@ -140,7 +139,7 @@ func TestBadInput(t *testing.T) {
 		// verify.
 		{name: "verify without a reference", args: []string{"verify"}, code: 2, want: []string{"verify"}},
 		{name: "verify --format xml", args: []string{"verify", "--format", "xml", "oci:{layout}"}, code: 2, want: []string{`"xml"`}},
-		{name: "verify a missing layout", args: []string{"verify", "oci:/nonexistent/layout"}, code: 1, want: []string{"oci:/nonexistent/layout"}},
+		{name: "verify a missing layout", args: []string{"verify", "oci:/nonexistent/layout"}, code: 3, want: []string{"oci:/nonexistent/layout: no such layout"}},
 	}
 	require.GreaterOrEqual(t, len(tests), 25)
 	for _, tt := range tests {
@@ -192,26 +191,21 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestDuplicatePlatformsAreBuiltOnce: repeating a platform is not an error;
-// the image holds it once.
-func TestDuplicatePlatformsAreBuiltOnce(t *testing.T) {
+// TestDuplicatePlatformsAreRefused: a platform named twice, in one
+// spelling or two, is a usage error naming both, before anything is
+// written (issue 39: it was dropped silently).
+func TestDuplicatePlatformsAreRefused(t *testing.T) {
 	dir := relModule(t)
 	t.Chdir(dir)
-	res := relRun(t, t.Context(), relEnv(t), "build", "--platforms", "linux/amd64,linux/amd64", "--base", "scratch", "./cmd/app")
-	require.Equal(t, 0, res.code, res.stderr)
-	p, err := layout.FromPath(filepath.Join(dir, "out", "oci"))
-	require.NoError(t, err)
-	idx, err := p.ImageIndex()
-	require.NoError(t, err)
-	im, err := idx.IndexManifest()
-	require.NoError(t, err)
-	require.Len(t, im.Manifests, 1, "one entry in the layout")
-	child, err := idx.ImageIndex(im.Manifests[0].Digest)
-	require.NoError(t, err)
-	cm, err := child.IndexManifest()
-	require.NoError(t, err)
-	require.Len(t, cm.Manifests, 2, "linux/amd64 once, then its attestation manifest")
-	assert.Equal(t, "unknown", cm.Manifests[1].Platform.Architecture)
-	assert.Equal(t, "amd64", cm.Manifests[0].Platform.Architecture)
-	assert.Equal(t, 1, strings.Count(res.stdout, "linux/amd64"), "the table lists it once:\n%s", res.stdout)
+	before := relSnapshot(t, dir)
+	for list, want := range map[string]string{
+		"linux/amd64,linux/amd64":  "--platforms: linux/amd64 is given twice; give it once",
+		"linux/amd64,linux/x86_64": "--platforms: linux/amd64 and linux/x86_64 are both linux/amd64; give it once",
+	} {
+		res := relRun(t, t.Context(), relEnv(t), "build", "--platforms", list, "--base", "scratch", "./cmd/app")
+		assert.Equal(t, exitUsage, res.code, res.stderr)
+		assert.Contains(t, res.stderr, want)
+		assert.Empty(t, res.stdout)
+	}
+	assert.Equal(t, before, relSnapshot(t, dir), "nothing written into the module directory")
 }

@@ -10,7 +10,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
-	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
 
@@ -50,10 +49,10 @@ type buildFlags struct {
 var examples = map[bool]string{
 	false: `  helperbuild build --platforms linux/amd64,linux/arm64
   helperbuild build --image gitlab-runner-helper --output oci-archive:out/helper.tar
-  helperbuild build --base alpine:3.20 --platforms all -v ./cmd/app`,
+  helperbuild build --base registry.example.com/group/alpine:3.20 --platforms all -v ./cmd/app`,
 	true: `  helperbuild push --repo registry.example.com/group --tag v1.2.3
-  helperbuild push --by-digest --platforms linux/arm64 --part-file parts/arm64.json
-  helperbuild push --base alpine:3.20 --tag registry.example.com/group/app:v1 ./cmd/app`,
+  helperbuild push --by-digest --platforms linux/arm64 --release-platforms linux/amd64,linux/arm64 --part-file parts/arm64.json
+  helperbuild push --base registry.example.com/group/alpine:3.20 --tag registry.example.com/group/app:v1 ./cmd/app`,
 }
 
 func newBuildCmd(env Env, push bool, exec buildExec) *cobra.Command {
@@ -67,9 +66,11 @@ func newBuildCmd(env Env, push bool, exec buildExec) *cobra.Command {
 		Short: short,
 		Long: short + `.
 
-With PACKAGE (a Go main package such as ./apps/gitlab-runner-helper), the
-binary is put at /usr/bin/<name> on top of --base. Without it, the release is
-described by helperbuild.yaml (or --config).`,
+With PACKAGE (a Go main package such as ./apps/gitlab-runner-helper, or its
+absolute path inside the current directory), the binary is put at
+/usr/bin/<name> on top of --base (default scratch, where it is the
+entrypoint). Without it, the release is described by helperbuild.yaml (or
+--config).`,
 		Example: examples[push],
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
@@ -105,8 +106,8 @@ described by helperbuild.yaml (or --config).`,
 	fl.BoolVar(&f.run, "run", false, "images whose recipe names a contract: start each platform's image in a sandbox as GitLab starts it (verify --run) before anything is published")
 	fl.StringVar(&f.metadataFile, "metadata-file", "", "write the result (digests, tags, platforms, sizes) as JSON to this file (docs/metadata.md)")
 	fl.StringVar(&f.dotenv, "dotenv", "", "write each image's pinned reference and tag as GitLab CI variables (artifacts:reports:dotenv) to this file")
-	fl.StringVar(&f.base, "base", "", "config-free: base image (registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or scratch)")
-	fl.StringVar(&f.binaryName, "binary-name", "", "config-free: name of the binary in /usr/bin (default: last element of PACKAGE)")
+	fl.StringVar(&f.base, "base", "", "config-free: base image (registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or scratch; default scratch, enough for a static Go binary)")
+	fl.StringVar(&f.binaryName, "binary-name", "", "config-free: name of the binary in /usr/bin (default: PACKAGE's directory name; for . the module path's last element)")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep binaries, layers and base images here between runs (default: $XDG_CACHE_HOME/helperbuild or ~/.cache/helperbuild)")
 	fl.BoolVar(&f.noCache, "no-cache", false, "keep nothing between runs")
 	fl.StringVar(&f.config, "config", "", "recipe file (default: helperbuild.yaml in the current directory)")
@@ -131,21 +132,6 @@ described by helperbuild.yaml (or --config).`,
 		_ = fl.MarkHidden("repo") // refused with the way out (checkModeFlags), not offered
 	}
 	return cmd
-}
-
-// parsePlatforms reads --platforms; nil means "not given" or "all".
-func parsePlatforms(s string) ([]v1.Platform, bool, error) {
-	switch strings.TrimSpace(s) {
-	case "":
-		return nil, false, nil
-	case "all":
-		return nil, true, nil
-	}
-	ps, err := platform.ParseList(s)
-	if err != nil {
-		return nil, false, usageError{err}
-	}
-	return ps, false, nil
 }
 
 // absDir returns the absolute form of dir.
@@ -183,13 +169,13 @@ func cacheDir(env Env, f *buildFlags) (dir, from string) {
 }
 
 // parseReleasePlatforms reads --release-platforms; nil when not given.
-func parseReleasePlatforms(f *buildFlags) ([]v1.Platform, error) {
+func parseReleasePlatforms(cmd *cobra.Command, f *buildFlags) ([]v1.Platform, error) {
 	if strings.TrimSpace(f.relPlatforms) == "" {
 		return nil, nil
 	}
-	ps, all, err := parsePlatforms(f.relPlatforms)
+	ps, all, err := parsePlatforms(cmd, "release-platforms", f.relPlatforms)
 	if err != nil {
-		return nil, usagef("--release-platforms: %v", err)
+		return nil, err
 	}
 	if all {
 		return nil, usagef("--release-platforms all: list the release's platforms in the index's order, e.g. --release-platforms linux/amd64,linux/arm64")

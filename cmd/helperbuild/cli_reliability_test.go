@@ -93,7 +93,7 @@ func TestPushThroughTransientFaults(t *testing.T) {
 		manifestPuts, "every failed manifest PUT retried by the transport")
 	assert.GreaterOrEqual(t, strings.Count(res.stderr, `msg="restarting blob upload"`), patches, "the failed upload restarted")
 
-	summary := regexp.MustCompile(`msg="registry retries" host=(\S+) retries=(\d+) last=`).FindAllStringSubmatch(res.stderr, -1)
+	summary := regexp.MustCompile(`msg="registry retries, every request to the host together" host=(\S+) retries=(\d+) last=`).FindAllStringSubmatch(res.stderr, -1)
 	require.Len(t, summary, 1, "one summary line, for the one host that failed, in %s", res.stderr)
 	assert.Equal(t, noise.Addr(), summary[0][1])
 	lines := strings.Count(res.stderr, `msg="retrying request"`) + strings.Count(res.stderr, `msg="restarting blob upload"`)
@@ -134,7 +134,7 @@ func TestPushUnderPersistentFaultFailsClearly(t *testing.T) {
 	// retry in another format (issue 25: a down registry printed ~20).
 	assert.Zero(t, strings.Count(res.stderr, `msg="retrying request"`), res.stderr)
 	// Each failed manifest PUT retried twice (--retries 2).
-	retried := regexp.MustCompile(`(?m)^level=WARN msg="registry retries" host=` + regexp.QuoteMeta(p.Addr()) + ` retries=(\d+) last="status 50\d"$`).FindStringSubmatch(res.stderr)
+	retried := regexp.MustCompile(`(?m)^level=WARN msg="registry retries, every request to the host together" host=` + regexp.QuoteMeta(p.Addr()) + ` retries=(\d+) last="status 50\d"$`).FindStringSubmatch(res.stderr)
 	require.NotNil(t, retried, res.stderr)
 	n, _ := strconv.Atoi(retried[1])
 	// Manifests may be PUT side by side; when one gives up, the run's
@@ -153,7 +153,7 @@ func TestPushUnderPersistentFaultFailsClearly(t *testing.T) {
 	t.Logf("retries=%d, attempts per PUT: %v", n, attempts)
 	assert.Equal(t, 3, most, "the PUT that failed the push was retried twice: %v", attempts)
 	assert.True(t, n >= 2 && n <= 2*len(attempts), "retries=%d for %d failed PUTs (%v)", n, len(attempts), attempts)
-	assert.Equal(t, 1, strings.Count(res.stderr, `msg="registry retries"`), res.stderr)
+	assert.Equal(t, 1, strings.Count(res.stderr, `msg="registry retries, every request to the host together"`), res.stderr)
 
 	ref, err := name.ParseReference(reg + "/g/app:v1")
 	require.NoError(t, err)

@@ -224,7 +224,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"build", "--jobs", "0", "--base", "scratch", "./cmd/hello"}, "--jobs must be at least 1"},
 		{[]string{"build", "--platforms", "arm64", "--base", "scratch", "./cmd/hello"}, `platform "arm64": want os/arch[/variant]`},
-		{[]string{"build", "--platforms", "linux/amd64", "./cmd/hello"}, "needs --base"},
+		{[]string{"build", "./cmd/hello"}, "scratch (the default base) offers none"},
 		{[]string{"push", "--platforms", "linux/amd64", "--base", "scratch", "./cmd/hello"}, "push needs --tag"},
 		{[]string{"build", "--output", "docker:x", "--base", "scratch", "./cmd/hello"}, `--output "docker:x"`},
 		{[]string{"build"}, "no helperbuild.yaml"},

@@ -79,7 +79,7 @@ func TestUnreachableRegistry(t *testing.T) {
 	res := relRun(t, t.Context(), relEnv(t), "verify", "--retries", "1", host+"/g/x:1")
 	assert.Equal(t, 1, res.code)
 	assert.Equal(t, "helperbuild: "+host+"/g/x:1: cannot reach registry "+host+": connection refused (gave up after 2 attempts); check the address and that the registry is up", errorLineOf(t, res))
-	assert.Contains(t, res.stderr, `level=WARN msg="registry retries" host=`+host+` retries=2 last="connection refused"`, "the retries (--retries 1 for the ping over HTTPS, then HTTP) came first, on one line")
+	assert.Contains(t, res.stderr, `level=WARN msg="registry retries, every request to the host together" host=`+host+` retries=2 last="connection refused"`, "the retries (--retries 1 for the ping over HTTPS, then HTTP) came first, on one line")
 	assert.NotContains(t, res.stderr, `msg="retrying request"`, "each retry only with -v")
 }
 

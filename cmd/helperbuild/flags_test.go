@@ -334,7 +334,7 @@ func TestModeConflicts(t *testing.T) {
 			want: "--repo registry.example.com/g: every --tag names its registry, so --repo would change nothing"},
 		{args: []string{"push", "--base", "scratch", "./cmd/app"}, want: "push needs --tag REGISTRY/REPOSITORY:TAG"},
 		{args: []string{"push", "--repo", "registry.example.com/g", "--by-digest"}, want: "push --by-digest writes a part file for merge: give --part-file FILE"},
-		{args: []string{"push", "--repo", "registry.example.com/g", "--by-digest", "--part-file", "no/such/dir/p.json"}, want: "--part-file no/such/dir/p.json: directory no/such/dir does not exist"},
+		{args: []string{"push", "--repo", "registry.example.com/g", "--by-digest", "--part-file", "helperbuild.yaml/p.json"}, want: "--part-file helperbuild.yaml/p.json: helperbuild.yaml is not a directory"},
 		{args: []string{"push", "--repo", "registry.example.com/g", "--release-platforms", "linux/amd64"},
 			want: "--release-platforms names the whole release of a push --by-digest job; add --by-digest, or drop it"},
 		{args: []string{"push", "--repo", "registry.example.com/g", "--by-digest", "--part-file", "p.json", "--release-platforms", "linux/arm64,linux/s390x", "--version", "v1"},

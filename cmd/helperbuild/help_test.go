@@ -19,6 +19,11 @@ func TestTypoSuggestions(t *testing.T) {
 	}{
 		{[]string{"biuld"}, `unknown command "biuld"; did you mean build?`},
 		{[]string{"verfy", "x"}, "did you mean verify?"},
+		// issue 39: a flag after the mistyped command is the command's,
+		// not the root's: the answer is the command, not "unknown flag".
+		{[]string{"biuld", "--platforms", "linux/amd64"}, `unknown command "biuld"; did you mean build?`},
+		{[]string{"pussh", "--tag=x", "./cmd/app"}, `unknown command "pussh"; did you mean push?`},
+		{[]string{"frobnicate", "--platforms", "linux/amd64"}, `unknown command "frobnicate" (see helperbuild --help)`},
 		{[]string{"build", "--platfroms", "linux/amd64"}, "unknown flag: --platfroms; did you mean --platforms?"},
 		{[]string{"push", "--release-platfomrs=linux/amd64"}, "did you mean --release-platforms?"},
 		// -v before the command is not --version (it printed the version

@@ -14,10 +14,10 @@ func newIndexCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "index --tag TARGET[:TAG]... SOURCE...",
 		Short: "Join images that already exist (per-arch tags, indexes, OCI layouts) into one multi-arch tag, each config checked against its binaries first",
-		Example: `  helperbuild index --tag registry.example.com/group/helper:v1 registry.example.com/group/helper:x86_64-v1 registry.example.com/group/helper:arm64-v1
+		Example: `  helperbuild index --tag registry.example.com/group/helper:v1.2.3 registry.example.com/group/gitlab-runner-helper:x86_64-v1.2.3 registry.example.com/group/gitlab-runner-helper:arm64-v1.2.3
   helperbuild index --gitlab-helper registry.gitlab.com/gitlab-org/gitlab-runner/gitlab-runner-helper --version v17.10.0 --dry-run --tag registry.example.com/group/helper:v17.10.0`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ps, all, err := parsePlatforms(*platforms)
+			ps, all, err := parsePlatforms(cmd, "platforms", *platforms)
 			if err != nil {
 				return err
 			}

@@ -102,7 +102,7 @@ func TestIndexCommand(t *testing.T) {
 	assert.Regexp(t, `^`+target+`@sha256:[0-9a-f]{64}$`, first)
 	assert.Contains(t, stdout, "tags: "+target+":v17.10.0 "+target+":latest")
 	assert.Contains(t, stdout, `helper_image = "`+first+`"`)
-	assert.Contains(t, stdout, "linux/arm64  "+src+"/gitlab-org/helper:arm64-v17.10.0 (sha256:")
+	assert.Contains(t, stdout, "linux/arm64   "+src+"/gitlab-org/helper:arm64-v17.10.0 (sha256:", "aligned with linux/arm/v7")
 	env1, err := os.ReadFile(filepath.Join(out, "index.env"))
 	require.NoError(t, err)
 	assert.Contains(t, string(env1), "GITLAB_RUNNER_HELPER_IMAGE="+first)

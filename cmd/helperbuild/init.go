@@ -123,6 +123,7 @@ func runInit(cmd *cobra.Command, env Env, f *initFlags) error {
 			fmt.Fprintf(out, "and add to its stages: %s (the template's jobs run in stages %s; or set the inputs build-stage and release-stage)\n", strings.Join(missing, ", "), strings.Join(scaffold.TemplateStages, " and "))
 		}
 	}
+	fmt.Fprintf(out, "the CI fragment includes the release template from the project %s on your GitLab: mirror %s there (ref %s must be in it)\n", templateProject, scaffold.TemplateRepository, ref)
 	if added, err := scaffold.IgnoreOutput(dir); err != nil {
 		return fmt.Errorf(".gitignore: %w", err)
 	} else if added {

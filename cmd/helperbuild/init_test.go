@@ -64,7 +64,9 @@ func TestInitBuildsTheExample(t *testing.T) {
 
 	code, stdout, stderr := run(t, baseEnv(), "init")
 	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, "wrote helperbuild.yaml and .gitlab-ci.yml\nadded /out/ (build's output) to .gitignore\nnext: helperbuild build   (an OCI layout in out/oci; check it with helperbuild verify)\n", stdout)
+	assert.Equal(t, "wrote helperbuild.yaml and .gitlab-ci.yml\n"+
+		"the CI fragment includes the release template from the project helperbuild/helperbuild on your GitLab: mirror https://github.com/helperbuild/helperbuild there (ref "+testRevision+" must be in it)\n"+
+		"added /out/ (build's output) to .gitignore\nnext: helperbuild build   (an OCI layout in out/oci; check it with helperbuild verify)\n", stdout)
 	assert.Equal(t, "/out/\n", readFile(t, filepath.Join(dir, ".gitignore")))
 	written := readFile(t, filepath.Join(dir, "helperbuild.yaml"))
 	ci := readFile(t, filepath.Join(dir, ".gitlab-ci.yml"))

@@ -68,7 +68,7 @@ func runMerge(cmd *cobra.Command, env Env, f *mergeFlags, args []string) error {
 	if err := f.progress.validate(); err != nil {
 		return err
 	}
-	ps, all, err := parsePlatforms(f.platforms)
+	ps, all, err := parsePlatforms(cmd, "platforms", f.platforms)
 	if err != nil {
 		return err
 	}

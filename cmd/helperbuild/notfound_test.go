@@ -95,6 +95,6 @@ func TestExitCodesInHelp(t *testing.T) {
 	res := relRun(t, t.Context(), relEnv(t), "--help")
 	require.Zero(t, res.code)
 	help := strings.Join(strings.Fields(res.stdout), " ")
-	assert.Contains(t, help, "Exit codes: 0 done; 1 failed (a check, a build, the registry); 2 usage error; 3 a reference not found")
+	assert.Contains(t, help, "Exit codes: 0 done; 1 failed (a check, a build, the registry); 2 usage error (a flag, or an output that cannot be written: nothing was done); 3 a reference not found")
 	assert.Equal(t, 3, exitNotFound)
 }

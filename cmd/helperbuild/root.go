@@ -96,8 +96,9 @@ func newRootCmd(env Env, exec buildExec) *cobra.Command {
 directly (no Docker daemon, no QEMU) and publishes one OCI image index per image,
 so every node of a mixed-architecture cluster pulls its native build from one tag.
 
-Exit codes: 0 done; 1 failed (a check, a build, the registry); 2 usage error; 3 a
-reference not found (a tag, digest or layout entry that is not there); 130/143 interrupted.`,
+Exit codes: 0 done; 1 failed (a check, a build, the registry); 2 usage error (a
+flag, or an output that cannot be written: nothing was done); 3 a reference not
+found (a tag, digest, layout or layout entry that is not there); 130/143 interrupted.`,
 		SilenceUsage:               true,
 		SuggestionsMinimumDistance: 2,
 		SilenceErrors:              true,
@@ -106,7 +107,7 @@ reference not found (a tag, digest or layout entry that is not there); 130/143 i
 		Example: `  helperbuild init
   helperbuild build --platforms linux/amd64,linux/arm64
   helperbuild push --repo registry.example.com/group
-  helperbuild verify registry.example.com/group/helper:v1.2.3`,
+  helperbuild verify registry.example.com/group/gitlab-runner-helper:v1.2.3`,
 	}
 	// --version only at the root, with no -v: -v is a command's --verbose.
 	root.Flags().Bool("version", false, "print helperbuild's version")
@@ -115,19 +116,31 @@ reference not found (a tag, digest or layout entry that is not there); 130/143 i
 	root.Args = cobra.ArbitraryArgs
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			hint := ""
-			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-				hint = fmt.Sprintf("; did you mean %s?", s[0])
-			}
-			return usagef("unknown command %q%s (see %s --help)", args[0], hint, cmd.CommandPath())
+			return unknownCommand(cmd, args[0])
 		}
 		return cmd.Help()
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// cobra parses the root's flags before it finds the command
+		// missing: in "biuld --platforms X" the mistake is the command,
+		// not the flag that belongs to it.
+		if args := c.Flags().Args(); !c.HasParent() && len(args) > 0 {
+			return unknownCommand(c, args[0])
+		}
 		return usageError{fmt.Errorf("%w%s (see %s --help)", err, flagHint(c, err), c.CommandPath())}
 	})
 	root.AddCommand(newBuildCmd(env, false, exec), newBuildCmd(env, true, exec), newMergeCmd(env), newIndexCmd(env), newVerifyCmd(env), newInitCmd(env), newVersionCmd())
 	return root
+}
+
+// unknownCommand is the usage error for a first word that is no command,
+// with the nearest command when one is close.
+func unknownCommand(root *cobra.Command, word string) error {
+	hint := ""
+	if s := root.SuggestionsFor(word); len(s) > 0 {
+		hint = fmt.Sprintf("; did you mean %s?", s[0])
+	}
+	return usagef("unknown command %q%s (see %s --help)", word, hint, root.CommandPath())
 }
 
 // flagHint is the way out of a flag error: the nearest flag for a typo,

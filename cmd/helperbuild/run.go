@@ -46,11 +46,11 @@ func prepareBuild(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 // buildRequest is the release request of build or push: flags first,
 // then GitLab CI's variables.
 func buildRequest(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push bool) (release.Request, error) {
-	platforms, all, err := parsePlatforms(f.platforms)
+	platforms, all, err := parsePlatforms(cmd, "platforms", f.platforms)
 	if err != nil {
 		return release.Request{}, err
 	}
-	rel, err := parseReleasePlatforms(f)
+	rel, err := parseReleasePlatforms(cmd, f)
 	if err != nil {
 		return release.Request{}, err
 	}

@@ -41,6 +41,8 @@ func (f *signFlags) request(env Env) (*release.SignRequest, error) {
 		return nil, nil
 	}
 	req := &release.SignRequest{Format: f.format, FulcioURL: f.fulcio, KeyName: f.key, Password: []byte(env.Get("COSIGN_PASSWORD"))}
+	_, set := env.Map()["COSIGN_PASSWORD"]
+	req.PasswordUnset = !set
 	if f.tlog != "none" {
 		req.RekorURL = f.tlog
 	}

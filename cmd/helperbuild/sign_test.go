@@ -5,6 +5,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -58,7 +59,7 @@ func TestPushSignVerify(t *testing.T) {
 				"--sign", "--sign-key", priv, "--sign-format", format, "--sign-tlog", "none", "--tag", ref,
 				"--metadata-file", filepath.Join(out, "meta.json"), "--attest-dir", filepath.Join(out, "attest"), "./cmd/hello")
 			require.Equal(t, 0, code, stderr)
-			assert.Contains(t, stdout, "  signed: 5 "+format+" (the index and each manifest) by key ")
+			assert.Contains(t, stdout, "  signed: 5 "+format+" (the index, 2 platform manifests, 2 attestation manifests) by key ")
 			var m release.Metadata
 			data, err := os.ReadFile(filepath.Join(out, "meta.json"))
 			require.NoError(t, err)
@@ -74,7 +75,14 @@ func TestPushSignVerify(t *testing.T) {
 				assert.True(t, os.IsNotExist(err), "legacy signatures are no bundles: %v", err)
 			}
 
-			code, stdout, stderr = run(t, baseEnv(), "verify", "--signature", "--key", pub, "--platforms", "linux/amd64,linux/arm64", ref)
+			// Signed without a log: refused, as cosign does, unless told.
+			code, stdout, _ = run(t, baseEnv(), "verify", "--signature", "--key", pub, "--platforms", "linux/amd64,linux/arm64", ref)
+			assert.Equal(t, 1, code, stdout)
+			assert.Contains(t, stdout, "index signed: FAIL: index: 1 signature(s) of sha256:")
+			assert.Contains(t, stdout, "no transparency log entry, so nothing proves when it was signed")
+			assert.Contains(t, stdout, "give --insecure-ignore-tlog")
+
+			code, stdout, stderr = run(t, baseEnv(), "verify", "--signature", "--key", pub, "--insecure-ignore-tlog", "--platforms", "linux/amd64,linux/arm64", ref)
 			assert.Equal(t, 0, code, "%s\n%s", stdout, stderr)
 			assert.Contains(t, stdout, "SIGNED")
 			for _, l := range strings.Split(stdout, "\n") {
@@ -114,6 +122,10 @@ func TestSignRefusals(t *testing.T) {
 	code, stderr := push(baseEnv("COSIGN_PASSWORD=wrong"), "--sign-key", priv)
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "COSIGN_PASSWORD does not decrypt it")
+	// Unset is not wrong (issue 39): the error says which.
+	code, stderr = push(baseEnv(), "--sign-key", priv)
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "--sign-key "+priv+": the key is encrypted and COSIGN_PASSWORD is not set (set it to the password the key was made with)")
 	code, stderr = push(baseEnv())
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "SIGSTORE_ID_TOKEN")
@@ -147,8 +159,10 @@ func TestSignRefusals(t *testing.T) {
 func TestSignServiceDown(t *testing.T) {
 	helloModule(t)
 	var calls atomic.Int64
-	fulcio := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		calls.Add(1)
+	fulcio := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v2/configuration" { // the preflight's: an answer, even a 503
+			calls.Add(1)
+		}
 		http.Error(w, "maintenance", http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(fulcio.Close)
@@ -184,8 +198,32 @@ func TestIndexSign(t *testing.T) {
 	code, stdout, stderr := run(t, baseEnv("COSIGN_PASSWORD=pw"), "index", "--tag", target, "--gitlab-helper", src+"/gitlab-org/helper",
 		"--version", "v17.10.0", "--platforms", "linux/amd64,linux/arm64", "--attest", "none", "--sign", "--sign-key", priv, "--sign-tlog", "none", "--sign-format", "bundle")
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stdout, "  signed: 3 bundle (the index and each manifest) by key ", stdout)
-	code, stdout, stderr = run(t, baseEnv(), "verify", "--signature", "--key", pub, target)
+	assert.Contains(t, stdout, "  signed: 3 bundle (the index, 2 platform manifests) by key ", stdout)
+	code, stdout, stderr = run(t, baseEnv(), "verify", "--signature", "--key", pub, "--insecure-ignore-tlog", target)
 	assert.Equal(t, 0, code, stdout+stderr)
 	assert.Contains(t, stdout, "SIGNED")
+}
+
+// TestSignPreflight: push --sign whose transparency log does not answer
+// fails before anything compiles or is uploaded, exit 1, naming the log
+// and --sign-tlog none (issue 37: it failed after the whole build with a
+// bare DNS error). The log is a closed port on loopback: refused at once.
+func TestSignPreflight(t *testing.T) {
+	helloModule(t)
+	priv, _ := keyPair(t, t.TempDir(), "pw")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := "http://" + l.Addr().String()
+	require.NoError(t, l.Close())
+
+	host, uploads := startRegistry(t)
+	code, stdout, stderr := run(t, baseEnv("COSIGN_PASSWORD=pw"), "push", "--platforms", "linux/amd64", "--base", "scratch", "--revision", testCommit,
+		"--tag", host+"/group/hello:v1", "--sign", "--sign-key", priv, "--sign-tlog", closed, "--progress", "json", "./cmd/hello")
+	assert.Equal(t, 1, code, stderr)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "--sign: the transparency log "+closed+" does not answer: ")
+	assert.Contains(t, stderr, "connection refused")
+	assert.Contains(t, stderr, "nothing was built or uploaded: point --sign-tlog at a Rekor this job reaches, or, air-gapped, sign with --sign-tlog none (verifiers then need --insecure-ignore-tlog")
+	assert.NotContains(t, stderr, `"compiled"`, "nothing compiled")
+	assert.Zero(t, uploads.Load(), "nothing uploaded")
 }

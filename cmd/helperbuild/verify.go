@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ type verifyFlags struct {
 	contract  string
 	allFiles  bool
 	run       bool
+	versions  []string
 	runLimits runLimitFlags
 	nodes     string
 	format    string
@@ -39,9 +41,10 @@ every expected platform is in the index, every ELF executable the image added ma
 its platform, the config agrees with the index, and optionally the GitLab Runner image
 contract (--contract helper|runner), a sandboxed run (--run) and a cluster's nodes (--nodes).
 Exit 0 when every check passed, 1 when one failed, 2 for usage errors, 3 when REF is not found.`,
-		Example: `  helperbuild verify --platforms linux/amd64,linux/arm64 registry.example.com/group/helper:v1.2.3
-  helperbuild verify --contract helper --run oci:out/oci:gitlab-runner-helper
-  helperbuild verify --nodes nodes.json --format json registry.example.com/group/helper:v1.2.3`,
+		Example: `  helperbuild verify --platforms linux/amd64,linux/arm64 registry.example.com/group/gitlab-runner-helper:v1.2.3
+  helperbuild verify --run oci:out/oci:gitlab-runner-helper:v1.2.3
+  helperbuild verify --contract helper --run registry.example.com/group/gitlab-runner-helper:v1.2.3
+  helperbuild verify --nodes nodes.json --format json registry.example.com/group/gitlab-runner-helper:v1.2.3`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("verify takes one image reference, got %d", len(args))
@@ -56,7 +59,8 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors, 3 when RE
 	fl.StringVar(&f.platforms, "platforms", "", "platforms the index must hold exactly, e.g. linux/amd64,linux/arm64,linux/arm/v7")
 	fl.StringVar(&f.contract, "contract", "", "check the GitLab Runner image contract: helper or runner")
 	fl.BoolVar(&f.allFiles, "all-files", false, "check every ELF executable of the image, not only those its own layers added")
-	fl.BoolVar(&f.run, "run", false, "run the image's own Go programs with --version and sh -c true in a sandbox (Linux namespaces; qemu-user inside for foreign platforms); with --contract, also start the image as GitLab's Helm chart (runner) or executors (helper) start it (docs/startup-run.md)")
+	fl.BoolVar(&f.run, "run", false, "run gitlab-runner and gitlab-runner-helper (when the image's own layers hold them) with --version and sh -c true in a sandbox (Linux namespaces; qemu-user inside for foreign platforms); with --contract, also start the image as GitLab's Helm chart (runner) or executors (helper) start it (docs/startup-run.md)")
+	fl.StringArrayVar(&f.versions, "run-version", nil, "`PATH` of another Go program of the image's own layers that --run asks --version, such as a binary you built (repeatable)")
 	f.runLimits.register(fl)
 	fl.StringVar(&f.nodes, "nodes", "", "`FILE` holding the output of kubectl get nodes -o json: report nodes with no image in the index")
 	fl.BoolVar(&f.attest, "attestations", false, "every platform image has an SBOM and provenance (in the index, or as referrers on a registry) about it, whose Go modules and base digests agree with the image")
@@ -73,7 +77,7 @@ Exit 0 when every check passed, 1 when one failed, 2 for usage errors, 3 when RE
 }
 
 func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
-	target, opts, err := verifyInputs(f, arg)
+	target, opts, err := verifyInputs(cmd, f, arg)
 	if err != nil {
 		return err
 	}
@@ -87,7 +91,7 @@ func runVerify(cmd *cobra.Command, env Env, f *verifyFlags, arg string) error {
 
 // verifyInputs checks verify's flags and argument and turns them into the
 // image to read and the checks' options (TempDir left to the caller).
-func verifyInputs(f *verifyFlags, arg string) (target *release.VerifyTarget, opts verify.Options, err error) {
+func verifyInputs(cmd *cobra.Command, f *verifyFlags, arg string) (target *release.VerifyTarget, opts verify.Options, err error) {
 	if f.format != "table" && f.format != "json" {
 		return nil, opts, usagef("--format %q: want table or json", f.format)
 	}
@@ -100,7 +104,7 @@ func verifyInputs(f *verifyFlags, arg string) (target *release.VerifyTarget, opt
 	if err = f.retry.registry(nil, nil).Check(); err != nil {
 		return nil, opts, err
 	}
-	platforms, all, err := parsePlatforms(f.platforms)
+	platforms, all, err := parsePlatforms(cmd, "platforms", f.platforms)
 	if err != nil {
 		return nil, opts, err
 	}
@@ -116,7 +120,15 @@ func verifyInputs(f *verifyFlags, arg string) (target *release.VerifyTarget, opt
 	if err = f.runLimits.validate(); err != nil {
 		return nil, opts, err
 	}
-	opts = verify.Options{Platforms: platforms, Contract: f.contract, AllFiles: f.allFiles, Run: f.run, Jobs: f.jobs, Attestations: f.attest,
+	for _, v := range f.versions {
+		if !f.run {
+			return nil, opts, usagef("--run-version %s asks --version in --run; add --run", v)
+		}
+		if !path.IsAbs(v) {
+			return nil, opts, usagef("--run-version %q: want the program's absolute path in the image, e.g. /usr/bin/%s", v, v)
+		}
+	}
+	opts = verify.Options{Platforms: platforms, Contract: f.contract, AllFiles: f.allFiles, Run: f.run, Versions: f.versions, Jobs: f.jobs, Attestations: f.attest,
 		RunTimeout: f.runLimits.timeout, UnpackMaxBytes: int64(f.runLimits.maxSize), LayersMaxBytes: int64(f.runLimits.layersMaxSize)}
 	if f.nodes != "" {
 		file, err := os.Open(f.nodes)

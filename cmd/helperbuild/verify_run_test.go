@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -48,6 +49,11 @@ func writeLayout(t *testing.T, idx v1.ImageIndex) string {
 func verifyRun(t *testing.T, dir string, extra []string, reasons ...string) string {
 	t.Helper()
 	args := append([]string{"verify", "--run", "--platforms", "linux/amd64,linux/arm64"}, extra...)
+	for _, r := range reasons {
+		if prog, _, ok := strings.Cut(r, " --version"); ok {
+			args = append(args, "--run-version", prog)
+		}
+	}
 	code, stdout, stderr := run(t, baseEnv(), append(args, "oci:"+dir)...)
 	assert.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	for _, r := range reasons {

@@ -23,8 +23,8 @@ func (f *verifySignFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.identityRegexp, "certificate-identity-regexp", "", "with --signature, keyless: a regular expression the certificate's identity matches")
 	fl.StringVar(&f.issuer, "certificate-oidc-issuer", "", "with --signature, keyless: the OIDC issuer, e.g. https://gitlab.com")
 	fl.StringVar(&f.issuerRegexp, "certificate-oidc-issuer-regexp", "", "with --signature, keyless: a regular expression the OIDC issuer matches")
-	fl.StringVar(&f.trustedRoot, "trusted-root", "", "with --signature, keyless: Sigstore trusted root file (trusted_root.json), checked offline")
-	fl.BoolVar(&f.ignoreTlog, "insecure-ignore-tlog", false, "with --signature: accept signatures without a transparency log entry (a certificate is then checked at the current time)")
+	fl.StringVar(&f.trustedRoot, "trusted-root", "", "with --signature: Sigstore trusted root file (trusted_root.json), checked offline: the CAs of keyless signatures and the transparency logs every signature's entry is checked against")
+	fl.BoolVar(&f.ignoreTlog, "insecure-ignore-tlog", false, "with --signature: accept signatures without a transparency log entry, as cosign's flag (signed with --sign-tlog none); nothing then proves when they were signed, and a certificate is checked at the current time")
 }
 
 // apply makes target check signatures (release reads the key or trusted

@@ -179,9 +179,11 @@ func TestVerifyMetadataFile(t *testing.T) {
 	require.Len(t, failed, 1)
 	assert.Equal(t, "vf2", failed[0]["node"])
 
-	res = relRun(t, t.Context(), relEnv(t), "verify", "--metadata-file", filepath.Join(t.TempDir(), "missing", "v.json"), ref)
+	afile := filepath.Join(t.TempDir(), "afile")
+	require.NoError(t, os.WriteFile(afile, nil, 0o644))
+	res = relRun(t, t.Context(), relEnv(t), "verify", "--metadata-file", filepath.Join(afile, "v.json"), ref)
 	assert.Equal(t, 2, res.code)
 	assert.Equal(t, 1, strings.Count(res.stderr, "\n"), res.stderr)
 	assert.Contains(t, res.stderr, "--metadata-file")
-	assert.Contains(t, res.stderr, "does not exist")
+	assert.Contains(t, res.stderr, "is not a directory")
 }

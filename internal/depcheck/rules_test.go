@@ -181,8 +181,9 @@ var registryIO = map[string][]string{
 // signature reads go through registry.Session, its raw manifests through
 // registry.Raw.
 var registryIOExceptions = map[string][]string{
-	// Rekor's and Fulcio's HTTP clients: a transparency log and a
+	// Rekor's and Fulcio's HTTP clients, and the signing preflight's one
+	// GET to each (Signer.Reachable): a transparency log and a
 	// certificate authority, not registries (signatures are read through
 	// registry.Reader).
-	"internal/sign": {"http.Client{}"},
+	"internal/sign": {"http.Client{}", "http.NewRequestWithContext"},
 }

@@ -2,7 +2,9 @@ package imageref
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -67,6 +69,9 @@ func Read(ctx context.Context, ref Ref, opts Options) (*Artifact, error) {
 		if err != nil {
 			return nil, err
 		}
+		if _, err := os.Stat(ref.Path); errors.Is(err, fs.ErrNotExist) {
+			return nil, MarkNotFound(fmt.Errorf("%s: no such archive: %s does not exist", ref, ref.Path))
+		}
 		if err := extractArchive(ctx, ref.Path, dir); err != nil {
 			return nil, fmt.Errorf("%s: %w", ref, err)
 		}
@@ -106,6 +111,9 @@ func FromIndex(ref Ref, d v1.Hash, idx v1.ImageIndex, blobs *Blobs) *Artifact {
 }
 
 func readLayout(ref Ref, dir string, blobs *Blobs) (*Artifact, error) {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, MarkNotFound(fmt.Errorf("%s: no such layout: %s does not exist", ref, dir))
+	}
 	idx, err := layout.ImageIndexFromPath(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not an OCI layout: %w", ref, err)

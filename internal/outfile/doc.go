@@ -5,6 +5,7 @@
 // attestation files, a layout's index.json and blobs, cached layers) goes
 // through Write: a temporary file beside the target, renamed into place only
 // when writing it succeeded, so a reader sees the old file or the whole new
-// one and a failed run leaves no half file. Files are created with mode 0644
+// one and a failed run leaves no half file. Missing parent directories are
+// created when the file is written, never by Check. Files are created with mode 0644
 // before the umask.
 package outfile

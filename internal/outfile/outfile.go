@@ -15,8 +15,12 @@ import (
 const Mode = 0o644
 
 // Write writes path through a temporary file beside it, renamed into place
-// only when write returned nil and the file closed cleanly.
+// only when write returned nil and the file closed cleanly. Missing parent
+// directories are created (mode 0755 before the umask).
 func Write(path string, write func(io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
 	f, err := CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return err
@@ -54,17 +58,25 @@ func CreateTemp(dir, prefix string) (*os.File, error) {
 	return nil, fmt.Errorf("no unused temporary file name in %s", dir)
 }
 
-// Check fails when Write could not write path: a directory there, a
-// directory that does not exist or takes no new files. what names the file
-// in the error ("--metadata-file m.json"). It creates nothing that outlives
-// the call.
+// Check fails when Write could not write path: a directory there, a file
+// where a parent directory goes, a directory that takes no new files (the
+// parent, or the nearest existing ancestor Write would create the parents
+// in). what names the file in the error ("--metadata-file m.json"). It
+// creates nothing that outlives the call.
 func Check(what, path string) error {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("%s is a directory; give a file name", what)
 	}
 	dir := filepath.Dir(path)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("%s: directory %s does not exist", what, dir)
+	for {
+		fi, err := os.Stat(dir)
+		if err == nil && !fi.IsDir() {
+			return fmt.Errorf("%s: %s is not a directory", what, dir)
+		}
+		if err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		dir = filepath.Dir(dir) // Write creates it; the probe asks the one above
 	}
 	probe, err := CreateTemp(dir, ".helperbuild-probe-")
 	if err != nil {

@@ -36,8 +36,23 @@ func TestCheck(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, Check("--dotenv x", filepath.Join(dir, "x.env")))
 	assert.EqualError(t, Check("--dotenv d", dir), "--dotenv d is a directory; give a file name")
-	missing := filepath.Join(dir, "no", "x.env")
-	assert.EqualError(t, Check("--dotenv m", missing), "--dotenv m: directory "+filepath.Dir(missing)+" does not exist")
+	// Missing parents are Write's to create (issue 39: push --help's
+	// --part-file parts/a.json failed): Check creates none of them.
+	missing := filepath.Join(dir, "no", "such", "x.env")
+	require.NoError(t, Check("--dotenv m", missing))
 	entries, _ := os.ReadDir(dir)
-	assert.Empty(t, entries, "the probe is removed")
+	assert.Empty(t, entries, "the probe is removed, no parent created")
+	require.NoError(t, WriteBytes(missing, []byte("A=1\n")))
+	got, err := os.ReadFile(missing)
+	require.NoError(t, err)
+	assert.Equal(t, "A=1\n", string(got))
+
+	file := filepath.Join(dir, "file")
+	require.NoError(t, WriteBytes(file, nil))
+	assert.EqualError(t, Check("--dotenv f", filepath.Join(file, "sub", "x.env")), "--dotenv f: "+file+" is not a directory")
+	if os.Geteuid() != 0 { // root writes anywhere
+		ro := filepath.Join(dir, "ro")
+		require.NoError(t, os.Mkdir(ro, 0o555))
+		assert.ErrorContains(t, Check("--dotenv r", filepath.Join(ro, "sub", "x.env")), "permission denied")
+	}
 }

@@ -77,6 +77,9 @@ type Event struct {
 	Platforms   []string `json:"platforms,omitempty"`
 	Binaries    []string `json:"binaries,omitempty"`
 	Destination string   `json:"destination,omitempty"`
+	// AllPlatforms says which platforms a run builds that lists none
+	// (default: "every platform the base offers").
+	AllPlatforms string `json:"allPlatforms,omitempty"`
 }
 
 // Sink takes events; it must be safe for concurrent use.

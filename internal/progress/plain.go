@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"regexp"
@@ -122,7 +123,7 @@ func StartLine(e Event) string {
 	b.WriteString(e.Message)
 	fmt.Fprintf(&b, ": %d %s (%s) × ", len(e.Images), Plural(len(e.Images), "image", "images"), strings.Join(e.Images, ", "))
 	if len(e.Platforms) == 0 {
-		b.WriteString("every platform the base offers")
+		b.WriteString(cmp.Or(e.AllPlatforms, "every platform the base offers"))
 	} else {
 		fmt.Fprintf(&b, "%d %s (%s)", len(e.Platforms), Plural(len(e.Platforms), "platform", "platforms"), strings.Join(e.Platforms, ", "))
 	}

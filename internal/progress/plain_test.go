@@ -198,3 +198,13 @@ func TestPlainConfigFreePlatforms(t *testing.T) {
 	assert.Equal(t, "helperbuild push: 1 image (app) × 2 platforms (linux/amd64, linux/arm64), 1 binary (./cmd/app) → r/app:v1\n"+
 		"resolve done in 0.0s: 1 base image pinned, 2 platforms\n", b.String())
 }
+
+// TestStartLineWithoutPlatforms: a run whose platforms are not listed
+// says what decides them; an index has no base (issue 39: it said "every
+// platform the base offers").
+func TestStartLineWithoutPlatforms(t *testing.T) {
+	e := Event{Kind: KindStart, Message: "helperbuild build", Images: []string{"app"}}
+	assert.Equal(t, "helperbuild build: 1 image (app) × every platform the base offers", StartLine(e))
+	e.Message, e.AllPlatforms = "helperbuild index", "every platform of the sources"
+	assert.Equal(t, "helperbuild index: 1 image (app) × every platform of the sources", StartLine(e))
+}

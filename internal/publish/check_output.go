@@ -43,18 +43,23 @@ func CheckLayoutDir(dir string) error {
 }
 
 // CheckArchiveFile fails when ToArchive could not write file: a directory
-// there, a directory that does not exist or takes no new files.
+// there, a file where a parent directory goes, a directory that takes no
+// new files (the parent, or the nearest existing ancestor, where the
+// missing parents would be created).
 func CheckArchiveFile(file string) error {
 	if fi, err := os.Stat(file); err == nil && fi.IsDir() {
 		return fmt.Errorf("%s is a directory; give a file name, e.g. oci-archive:image.tar", file)
 	}
 	dir := filepath.Dir(file)
-	fi, err := os.Stat(dir)
-	switch {
-	case err != nil:
-		return fmt.Errorf("directory %s does not exist", dir)
-	case !fi.IsDir():
-		return fmt.Errorf("%s is a file, not a directory", dir)
+	for {
+		fi, err := os.Stat(dir)
+		if err == nil && !fi.IsDir() {
+			return fmt.Errorf("%s is a file, not a directory", dir)
+		}
+		if err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		dir = filepath.Dir(dir)
 	}
 	return probeFile(file, dir)
 }

@@ -120,13 +120,26 @@ func (r *Registry) Hooks(ctx context.Context) Hooks {
 	}
 }
 
-// preflight checks every repository at once with registry.CheckPush.
+// preflight checks every repository at once with registry.CheckPush,
+// and beside them the signing services (Signing.Preflight), whose failure
+// is reported first and ends the push checks at once.
 func (r *Registry) preflight(ctx context.Context) error {
 	repos := r.Repositories()
-	errs := make([]error, len(repos))
+	errs := make([]error, len(repos)+1)
 	var wg sync.WaitGroup
+	if r.signing.Preflight != nil {
+		sctx := ctx
+		var stop context.CancelFunc
+		ctx, stop = context.WithCancel(ctx)
+		defer stop()
+		wg.Go(func() {
+			if errs[0] = r.signing.Preflight(sctx); errs[0] != nil {
+				stop()
+			}
+		})
+	}
 	for i, repo := range repos {
-		wg.Go(func() { errs[i] = registry.CheckPush(ctx, repo, r.opts.Keychain, registry.HTTPTransport(r.opts)) })
+		wg.Go(func() { errs[i+1] = registry.CheckPush(ctx, repo, r.opts.Keychain, registry.HTTPTransport(r.opts)) })
 	}
 	wg.Wait()
 	for _, err := range errs {

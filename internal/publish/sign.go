@@ -57,6 +57,10 @@ type Signing struct {
 	// Identity names the signer for the report (a key's hint, or the
 	// certificate's identity and issuer).
 	Identity string
+	// Preflight, if set, checks that the services signing needs answer;
+	// a registry destination's preflight runs it beside the push check,
+	// before anything compiles.
+	Preflight func(ctx context.Context) error
 }
 
 // Signature is one signature ToRegistry wrote.

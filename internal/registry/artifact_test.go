@@ -53,7 +53,7 @@ func TestRead(t *testing.T) {
 	assert.ErrorContains(t, err, "not found in the registry")
 
 	_, err = Read(ctx, mustParse(t, "oci:/nonexistent"), imageref.Options{})
-	assert.ErrorContains(t, err, "not an OCI layout", "a layout is imageref's")
+	assert.ErrorContains(t, err, "no such layout", "a layout is imageref's")
 	a, err = Read(ctx, mustParse(t, "scratch"), imageref.Options{})
 	require.NoError(t, err)
 	assert.Nil(t, a.Index)

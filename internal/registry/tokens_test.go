@@ -181,7 +181,7 @@ func TestReportRetriesSaysWaitsAndRenewals(t *testing.T) {
 		}
 		return a
 	}})), rt)
-	assert.Contains(t, buf.String(), `level=WARN msg="registry retries" host=`+host+` retries=1 last="status 429"`)
+	assert.Contains(t, buf.String(), `level=WARN msg="registry retries, every request to the host together" host=`+host+` retries=1 last="status 429"`)
 	assert.Contains(t, buf.String(), `level=WARN msg="waited before retrying" total=`)
 	assert.Regexp(t, `level=INFO msg="registry asked for new credentials" 401s=[1-9]`, buf.String())
 }

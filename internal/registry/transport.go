@@ -71,7 +71,7 @@ func WithRetries(o imageref.Options, r Retries, log *slog.Logger) (imageref.Opti
 func ReportRetries(log *slog.Logger, rt *retry.Transport) {
 	s := rt.Stats()
 	for _, h := range slices.Sorted(maps.Keys(s.PerHost)) {
-		log.Warn("registry retries", "host", h, "retries", s.PerHost[h].Retries, "last", s.PerHost[h].Last)
+		log.Warn("registry retries, every request to the host together", "host", h, "retries", s.PerHost[h].Retries, "last", s.PerHost[h].Last)
 	}
 	if s.Waited > 0 {
 		log.Warn("waited before retrying", "total", s.Waited.Round(time.Millisecond).String())

@@ -329,7 +329,7 @@ func (a *assembler) build(ctx context.Context, i, j int, follow func(*layer.Stre
 		return nil, 0, a.unitErr(i, j, err)
 	}
 	a.opts.stage(a.plan.Images[i].Name, u.platform, progress.Checking, progress.Event{})
-	checks, err := verifyPlatform(ctx, a.plan.Images[i].Name, a.plan.Images[i].Contract, u.platform, img, a.opts)
+	checks, err := verifyPlatform(ctx, a.plan.Images[i].Name, a.plan.Images[i].Contract, u.platform, img, builtPaths(entries, a.binDir), a.opts)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -273,14 +273,22 @@ func indexAndVerify(ctx context.Context, plan *recipe.Plan, units [][]unit, a *a
 // preflightAndPlan runs opts.Preflight (push's permission check) beside
 // planUnits: both are round trips to registries before the first compile.
 // Nothing compiles unless both pass; the preflight's failure is reported
-// first.
+// first, and stops the planning at once.
 func preflightAndPlan(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) (*recipe.Plan, [][]unit, error) {
 	var preflightErr error
 	var pre sync.WaitGroup
+	// Stopped on the preflight's failure only: the planned bases read
+	// their layers through pctx later, so it lives as long as ctx.
+	pctx, stop := context.WithCancel(ctx)
+	context.AfterFunc(ctx, stop)
 	if opts.Preflight != nil {
-		pre.Go(func() { preflightErr = opts.Preflight(ctx) })
+		pre.Go(func() {
+			if preflightErr = opts.Preflight(ctx); preflightErr != nil {
+				stop()
+			}
+		})
 	}
-	plan, units, err := planUnits(ctx, plan, b, opts)
+	plan, units, err := planUnits(pctx, plan, b, opts)
 	pre.Wait()
 	if preflightErr != nil {
 		return nil, nil, preflightErr

@@ -217,7 +217,7 @@ func (pi *PreparedIndex) Execute(ctx context.Context, obs Observer) (*Report, er
 		ps = join.GitLabHelperPlatforms()
 	}
 	obs.Progress.Event(progress.Event{Kind: progress.KindStart, Message: pi.Command, Destination: strings.Join(pi.refs, ", "),
-		Images: []string{opts.Name}, Platforms: platform.FormatAll(ps)})
+		Images: []string{opts.Name}, Platforms: platform.FormatAll(ps), AllPlatforms: "every platform of the sources"})
 	dest, err := publish.NewRegistry(pi.placed, []string{opts.Name}, imgOpts, obs.Logger)
 	if err != nil {
 		return nil, err

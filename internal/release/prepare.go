@@ -42,12 +42,14 @@ func Prepare(ctx context.Context, req Request) (*Prepared, error) {
 	if err := req.Registry.Check(); err != nil {
 		return nil, err
 	}
-	if req.AllPlatforms && req.Package.Main != "" && req.Package.Base == "scratch" {
-		return nil, inputf("--platforms all means every platform the base offers, and scratch offers none; list them, e.g. --platforms linux/amd64,linux/arm64")
-	}
 	cfg, dir, err := req.loadRecipe()
 	if err != nil {
 		return nil, err
+	}
+	if req.Package.Main != "" {
+		if err := req.Package.resolve(dir); err != nil {
+			return nil, err
+		}
 	}
 	vars, meta, git, err := req.releaseMeta(ctx, dir)
 	if err != nil {
@@ -204,8 +206,8 @@ func (p *Prepared) makePlan(cfg *recipe.Config, dir string, vars recipe.Vars) (*
 		return plan, nil
 	}
 	pkg := p.Package
-	if pkg.Base == "" {
-		return nil, inputf("config-free mode needs --base: a registry reference, oci:DIR, oci-archive:FILE or scratch")
+	if err := pkg.checkPlatforms(p.Platforms != nil, p.AllPlatforms); err != nil {
+		return nil, err
 	}
 	ldflags, err := recipe.Render("--ldflags", pkg.Ldflags, vars)
 	if err != nil {
@@ -217,9 +219,6 @@ func (p *Prepared) makePlan(cfg *recipe.Config, dir string, vars recipe.Vars) (*
 	})
 	if err != nil {
 		return nil, &InputError{err}
-	}
-	if _, err := os.Stat(filepath.Join(dir, pkg.Main)); err != nil {
-		return nil, inputf("package %s: no such directory in %s", pkg.Main, dir)
 	}
 	return plan, nil
 }

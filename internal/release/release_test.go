@@ -256,7 +256,8 @@ func TestReadBaseOnce(t *testing.T) {
 	a, err := imageref.Parse("oci:/nonexistent", nil)
 	require.NoError(t, err)
 	_, err = imageref.Read(context.Background(), a, imageref.Options{})
-	assert.ErrorContains(t, err, "not an OCI layout")
+	assert.ErrorContains(t, err, "oci:/nonexistent: no such layout: /nonexistent does not exist")
+	assert.ErrorIs(t, err, imageref.ErrNotFound, "a layout that is not there is a reference not found (exit 3)")
 }
 
 // TestBaseMissingPlatformsAllNamed: a base lacking three of the release's

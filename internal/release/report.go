@@ -22,6 +22,9 @@ type Report struct {
 	Where  Where
 	Path   string
 	Single bool
+	// DefaultBase says the base is config-free mode's default (scratch),
+	// not given: the summary says what another base would add.
+	DefaultBase bool
 	// Sources are, for an index run, where each platform came from and
 	// what its binaries showed; DryRunIndex the index --dry-run would have
 	// written (nothing was).

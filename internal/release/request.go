@@ -80,6 +80,8 @@ type Request struct {
 // /usr/bin/<name> on top of Base.
 type Package struct {
 	Main, Base, BinaryName, Ldflags string
+	// DefaultBase says Base was not given: Prepare chose DefaultBase.
+	DefaultBase bool
 }
 
 // Given is the release metadata as flags, else CI variables, gave it.

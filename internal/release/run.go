@@ -75,8 +75,12 @@ func (p *Prepared) Execute(ctx context.Context, obs Observer) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return finish(ctx, tail{Observer: p.Observer, dest: dest, where: p.Dest.Where, path: p.Dest.Output.Path, single: p.Dest.single,
+	rep, err := finish(ctx, tail{Observer: p.Observer, dest: dest, where: p.Dest.Where, path: p.Dest.Output.Path, single: p.Dest.single,
 		header: p.Dest.publishHeader(), outputs: p.Outputs, signer: p.signer}, res)
+	if rep != nil {
+		rep.DefaultBase = p.Package.DefaultBase
+	}
+	return rep, err
 }
 
 // buildOptions are Build's options for this run, with dest's hooks.

@@ -1,13 +1,16 @@
 package release
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/outfile"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/sign"
 )
@@ -117,24 +120,64 @@ func (img ReportImage) SignatureLine() string {
 			parts = append(parts, fmt.Sprintf("%d %s", n, f))
 		}
 	}
-	return fmt.Sprintf("signed: %s (the index and each manifest) by %s", strings.Join(parts, ", "), img.SignedBy)
+	kinds := map[string]int{}
+	names := img.signedNames()
+	for _, s := range img.Signatures {
+		switch what := names[s.Subject]; {
+		case what == "index":
+			kinds["index"]++
+		case strings.HasPrefix(what, "attestations of "), what == "":
+			kinds["attestation"]++
+		default:
+			kinds["platform"]++
+		}
+	}
+	var of []string
+	if kinds["index"] > 0 {
+		of = append(of, "the index")
+	}
+	if n := kinds["platform"]; n > 0 {
+		of = append(of, fmt.Sprintf("%d platform %s", n, progress.Plural(n, "manifest", "manifests")))
+	}
+	if n := kinds["attestation"]; n > 0 {
+		of = append(of, fmt.Sprintf("%d attestation %s", n, progress.Plural(n, "manifest", "manifests")))
+	}
+	return fmt.Sprintf("signed: %s (%s) by %s", strings.Join(parts, ", "), strings.Join(of, ", "), img.SignedBy)
 }
 
-// SignatureDigests are the summary's lines under SignatureLine: per
-// signature, what it signs (index or platform) and its manifest's digest
-// (and .sig tag).
-func (img ReportImage) SignatureDigests() []string {
+// signedNames names each manifest of img a signature may be about: the
+// index, each platform, and the attestation manifest of each platform
+// ("attestations of linux/amd64"), as the index's entries say.
+func (img ReportImage) signedNames() map[string]string {
 	names := map[string]string{img.Digest.String(): "index"}
 	for _, p := range img.Platforms {
 		names[p.Digest.String()] = platform.Format(p.Platform)
 	}
+	if img.Index == nil {
+		return names
+	}
+	if im, err := img.Index.IndexManifest(); err == nil {
+		for _, d := range im.Manifests {
+			if of, ok := names[d.Annotations[attestspec.AnnotationReferenceDigest]]; ok && attestspec.IsAttestation(d) {
+				names[d.Digest.String()] = "attestations of " + of
+			}
+		}
+	}
+	return names
+}
+
+// SignatureDigests are the summary's lines under SignatureLine: per
+// signature, what it signs (index, platform, a platform's attestations)
+// and its manifest's digest (and .sig tag).
+func (img ReportImage) SignatureDigests() []string {
+	names := img.signedNames()
+	width := 0
+	for _, s := range img.Signatures {
+		width = max(width, len(cmp.Or(names[s.Subject], s.Subject)))
+	}
 	var out []string
 	for _, s := range img.Signatures {
-		what := names[s.Subject]
-		if what == "" {
-			what = s.Subject // an attestation manifest of the index
-		}
-		line := fmt.Sprintf("%-14s %s %s", what, s.Format, s.Digest)
+		line := fmt.Sprintf("%-*s  %s %s", width, cmp.Or(names[s.Subject], s.Subject), s.Format, s.Digest)
 		if s.Tag != "" {
 			line += " (tag " + s.Tag + ")"
 		}

@@ -8,9 +8,13 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/sign"
 )
 
@@ -68,9 +72,9 @@ GITLAB_RUNNER_HELPER_SIGNER=`+keyed.Key+`
 		"signer": keyless.String(), "identity": keyless.Identity, "issuer": keyless.Issuer}, m.Images[0].Signatures[1])
 
 	assert.Equal(t, []string{
-		"index          bundle " + hexDigest(0x11),
-		"linux/amd64    bundle " + hexDigest(0x12),
-		"linux/arm64    bundle " + hexDigest(0x13),
+		"index        bundle " + hexDigest(0x11),
+		"linux/amd64  bundle " + hexDigest(0x12),
+		"linux/arm64  bundle " + hexDigest(0x13),
 	}, rep.Images[0].SignatureDigests())
 }
 
@@ -109,4 +113,33 @@ func TestSignRequestFiles(t *testing.T) {
 	assert.Equal(t, "--trusted-root "+missing+": no such file or directory", err.Error())
 	_, err = SignatureRequest{KeyFile: missing}.policy()
 	assert.EqualError(t, err, "--key "+missing+": no such file or directory")
+}
+
+// TestSignatureSummaryNamesAttestations: the summary says what each signed
+// digest is, an attestation manifest too, and the line above counts each
+// kind (issue 39: "signed: 7 bundle (the index and each manifest)" listed
+// attestation manifests by bare digest).
+func TestSignatureSummaryNamesAttestations(t *testing.T) {
+	img := signedImage(sign.Who{Key: "sha256:" + strings.Repeat("ab", 32)})
+	var adds []mutate.IndexAddendum
+	for i, p := range img.Platforms {
+		att, err := random.Image(64, 1)
+		require.NoError(t, err)
+		d, err := att.Digest()
+		require.NoError(t, err)
+		adds = append(adds, mutate.IndexAddendum{Add: att, Descriptor: v1.Descriptor{
+			Platform: &v1.Platform{OS: "unknown", Architecture: "unknown"},
+			Annotations: map[string]string{attestspec.AnnotationReferenceType: attestspec.ReferenceTypeAttestation,
+				attestspec.AnnotationReferenceDigest: p.Digest.String()}}})
+		img.Signatures = append(img.Signatures, Signature{Subject: d.String(), Format: "bundle", Digest: hexDigest(0x20 + i)})
+	}
+	img.Index = mutate.AppendManifests(empty.Index, adds...)
+	assert.Equal(t, "signed: 5 bundle (the index, 2 platform manifests, 2 attestation manifests) by key sha256:"+strings.Repeat("ab", 32), img.SignatureLine())
+	assert.Equal(t, []string{
+		"index                        bundle " + hexDigest(0x11),
+		"linux/amd64                  bundle " + hexDigest(0x12),
+		"linux/arm64                  bundle " + hexDigest(0x13),
+		"attestations of linux/amd64  bundle " + hexDigest(0x20),
+		"attestations of linux/arm64  bundle " + hexDigest(0x21),
+	}, img.SignatureDigests())
 }

@@ -1,11 +1,14 @@
 package release
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/retry"
@@ -24,6 +27,9 @@ type SignRequest struct {
 	KeyName  string
 	KeyPEM   []byte
 	Password []byte
+	// PasswordUnset says COSIGN_PASSWORD was not set at all (Password is
+	// empty), so a key that needs one is told apart from a wrong one.
+	PasswordUnset bool
 	// IDToken is the OIDC token of the keyless mode (SIGSTORE_ID_TOKEN).
 	IDToken string
 	// Format is bundle, legacy, legacy-referrer or auto.
@@ -31,6 +37,9 @@ type SignRequest struct {
 	// RekorURL is the transparency log ("": none); FulcioURL the
 	// certificate authority of the keyless mode.
 	RekorURL, FulcioURL string
+	// Probe carries the preflight's requests to them (no retries; nil:
+	// http.DefaultTransport): tests give a transport that reaches nothing.
+	Probe http.RoundTripper
 }
 
 // SignatureRequest is verify --signature's settings: a public key file,
@@ -114,6 +123,9 @@ func (req *SignRequest) signing(reg Registry) (publish.Signing, *Signer, error) 
 	opts := sign.Options{Transport: rt, FulcioURL: req.FulcioURL, RekorURL: req.RekorURL, IDToken: req.IDToken}
 	if len(req.KeyPEM) > 0 {
 		k, err := sign.LoadKey(req.KeyPEM, req.Password)
+		if errors.Is(err, sign.ErrWrongPassword) && req.PasswordUnset {
+			return publish.Signing{}, nil, inputf("--sign-key %s: the key is encrypted and COSIGN_PASSWORD is not set (set it to the password the key was made with)", req.KeyName)
+		}
 		if errors.Is(err, sign.ErrWrongPassword) {
 			return publish.Signing{}, nil, inputf("--sign-key %s: COSIGN_PASSWORD does not decrypt it (set COSIGN_PASSWORD to the password the key was made with)", req.KeyName)
 		}
@@ -129,7 +141,33 @@ func (req *SignRequest) signing(reg Registry) (publish.Signing, *Signer, error) 
 		return publish.Signing{}, nil, inputf("--sign: %v", err)
 	}
 	rs := NewSigner(s, nil)
-	return publish.Signing{Signer: rs, Format: format, Identity: s.Identity()}, rs, nil
+	preflight := func(ctx context.Context) error { return signPreflight(ctx, s, req.Probe, len(req.KeyPEM) > 0) }
+	return publish.Signing{Signer: rs, Format: format, Identity: s.Identity(), Preflight: preflight}, rs, nil
+}
+
+// signPreflightTimeout bounds the preflight's request to each service.
+const signPreflightTimeout = 5 * time.Second
+
+// signPreflight checks that the log and, keyless, the CA answer, and
+// says what to do where they cannot be reached: signing would otherwise
+// fail after every compile and upload.
+func signPreflight(ctx context.Context, s *sign.Signer, rt http.RoundTripper, keyed bool) error {
+	err := s.Reachable(ctx, rt, signPreflightTimeout)
+	var ue *sign.UnreachableError
+	if !errors.As(err, &ue) {
+		return err
+	}
+	how := "point --sign-tlog at a Rekor this job reaches, or, air-gapped, sign with --sign-tlog none " +
+		"(verifiers then need --insecure-ignore-tlog, cluster policies ignoreTlog)"
+	switch {
+	case ue.Service == sign.ServiceCA:
+		how = "point --sign-fulcio-url at a Fulcio this job reaches, or, air-gapped, sign with a key " +
+			"(--sign-key cosign.key --sign-tlog none; verifiers then need --insecure-ignore-tlog)"
+	case !keyed:
+		how = "point --sign-tlog at a Rekor this job reaches (keyless signing needs a log), or, air-gapped, sign with a key " +
+			"(--sign-key cosign.key --sign-tlog none; verifiers then need --insecure-ignore-tlog)"
+	}
+	return fmt.Errorf("--sign: %w; nothing was built or uploaded: %s", err, how)
 }
 
 // SignedBy names who signs the run (a key's hint, or the certificate's

@@ -25,6 +25,9 @@ func (rep *Report) WriteSummary(w io.Writer) error {
 		if len(img.IndexTags) > 0 {
 			fmt.Fprintf(w, "  tags: %s\n", strings.Join(img.IndexTags, " "))
 		}
+		if rep.DefaultBase {
+			fmt.Fprintln(w, "  "+baseLine())
+		}
 		if l := img.SignatureLine(); l != "" {
 			fmt.Fprintln(w, "  "+l)
 			for _, d := range img.SignatureDigests() {
@@ -100,6 +103,10 @@ func (rep *Report) publishHint(w io.Writer) error {
 // came from and what its binaries showed (and --dry-run's index).
 func (rep *Report) WriteSources(w io.Writer) {
 	fmt.Fprintln(w, "  sources, each config checked against its binaries:")
+	width := 0
+	for _, s := range rep.Sources {
+		width = max(width, len(platform.Format(s.Platform)))
+	}
 	for _, s := range rep.Sources {
 		var carried string
 		if s.Attestations > 0 || s.Referrers > 0 || s.CosignTags > 0 {
@@ -109,7 +116,7 @@ func (rep *Report) WriteSources(w io.Writer) {
 		if s.CosignTags > 0 {
 			carried += fmt.Sprintf(", %d cosign %s", s.CosignTags, progress.Plural(s.CosignTags, "tag", "tags"))
 		}
-		fmt.Fprintf(w, "    %s  %s (%s)%s\n", platform.Format(s.Platform), s.Source, s.SourceManifest, carried)
+		fmt.Fprintf(w, "    %-*s  %s (%s)%s\n", width, platform.Format(s.Platform), s.Source, s.SourceManifest, carried)
 		switch {
 		case platform.IsWindows(s.Platform) && s.Base != "":
 			fmt.Fprintf(w, "      os.version: its base %s says %s (read from the base's config; its foreign layers were not read)\n", s.Base, s.BaseOSVersion)

@@ -69,3 +69,21 @@ func TestGitLabLines(t *testing.T) {
 		})
 	}
 }
+
+// TestSourcesAligned: index's sources table is a table, its second
+// column aligned whatever the platforms' lengths (issue 39).
+func TestSourcesAligned(t *testing.T) {
+	d, _ := v1.NewHash("sha256:" + strings.Repeat("a", 64))
+	rep := &Report{Sources: []IndexSource{
+		{Platform: v1.Platform{OS: "linux", Architecture: "amd64"}, Source: "reg/h:x86_64-v1", SourceManifest: d},
+		{Platform: v1.Platform{OS: "linux", Architecture: "arm", Variant: "v7"}, Source: "reg/h:arm-v1", SourceManifest: d,
+			Fixed: true, ConfigSaid: v1.Platform{OS: "linux", Architecture: "amd64"}, Binaries: 2, Manifest: d},
+		{Platform: v1.Platform{OS: "linux", Architecture: "s390x"}, Source: "reg/h:s390x-v1", SourceManifest: d},
+	}}
+	var b strings.Builder
+	rep.WriteSources(&b)
+	lines := strings.Split(b.String(), "\n")
+	assert.Equal(t, "    linux/amd64   reg/h:x86_64-v1 ("+d.String()+")", lines[1])
+	assert.Equal(t, "    linux/arm/v7  reg/h:arm-v1 ("+d.String()+")", lines[2])
+	assert.Equal(t, "    linux/s390x   reg/h:s390x-v1 ("+d.String()+")", lines[4])
+}

@@ -12,14 +12,16 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
 // verifyPlatform runs the per-platform checks on one platform's image
 // (config against platform, every new ELF's architecture, the GitLab
 // contract when the recipe names one, and with opts.Run the contract's
-// start-up runs in a sandbox) as soon as it is assembled, while
-// other platforms still compile, and before any of its blobs is uploaded.
+// start-up runs in a sandbox, asking --version of the binaries it built,
+// built) as soon as it is assembled, while other platforms still compile,
+// and before any of its blobs is uploaded.
 // It returns the checks for the index report, or an error naming every
 // failure.
 //
@@ -27,13 +29,13 @@ import (
 // covers config and layers), the platform and the contract, so a pass is
 // remembered in the cache and an unchanged image is not read again (nil
 // checks: nothing to report).
-func verifyPlatform(ctx context.Context, name, contract string, p v1.Platform, img v1.Image, opts Options) ([]verify.Check, error) {
+func verifyPlatform(ctx context.Context, name, contract string, p v1.Platform, img v1.Image, built []string, opts Options) ([]verify.Check, error) {
 	d, err := img.Digest()
 	if err != nil {
 		return nil, err
 	}
 	run := opts.Run && contract != ""
-	marker := verifiedMarker(opts.CacheDir, d, contract, p, run)
+	marker := verifiedMarker(opts.CacheDir, d, contract, p, run, built)
 	if marker != "" {
 		if _, err := os.Stat(marker); err == nil {
 			opts.Logger.Info("platform verified", "image", name, "platform", platform.Format(p), "cached", true)
@@ -45,7 +47,7 @@ func verifyPlatform(ctx context.Context, name, contract string, p v1.Platform, i
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	checks, err := verify.Platform(ctx, img, p, verify.Options{Contract: contract, TempDir: dir, Run: run})
+	checks, err := verify.Platform(ctx, img, p, verify.Options{Contract: contract, TempDir: dir, Run: run, Versions: built})
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
@@ -92,12 +94,26 @@ func failed(name string, rep *verify.Report) error {
 }
 
 // verifiedMarker names the cache file that records a passed verification
-// of the image with digest d for p and contract; "" without a cache.
-func verifiedMarker(cacheDir string, d v1.Hash, contract string, p v1.Platform, run bool) string {
+// of the image with digest d for p and contract, the built binaries asked
+// --version; "" without a cache.
+func verifiedMarker(cacheDir string, d v1.Hash, contract string, p v1.Platform, run bool, built []string) string {
 	if cacheDir == "" {
 		return ""
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "helperbuild-verify-v2\x00%s\x00%s\x00%s\x00%t", d, contract, platform.Format(p), run)
+	fmt.Fprintf(h, "helperbuild-verify-v3\x00%s\x00%s\x00%s\x00%t\x00%s", d, contract, platform.Format(p), run, strings.Join(built, "\x00"))
 	return filepath.Join(cacheDir, "verified", hex.EncodeToString(h.Sum(nil)))
+}
+
+// builtPaths are the image paths of the files entries copies from binDir:
+// the binaries this run compiled into the image.
+func builtPaths(entries []rootfs.Entry, binDir string) []string {
+	var out []string
+	dir := filepath.Clean(binDir) + string(filepath.Separator)
+	for _, e := range entries {
+		if e.Kind == rootfs.File && strings.HasPrefix(filepath.Clean(e.Source), dir) {
+			out = append(out, e.Path)
+		}
+	}
+	return out
 }

@@ -135,12 +135,16 @@ images:
 func CI(r *Repo, project, ref, refComment string) []byte {
 	var buf bytes.Buffer
 	_ = ciTemplate.Execute(&buf, map[string]any{"Project": project, "Ref": ref, "RefComment": refComment, "Name": jobName(r.Module), "Command": CommandPackage,
-		"Platforms": strings.Join(Platforms, ", ")})
+		"Platforms": strings.Join(Platforms, ", "), "Repository": TemplateRepository})
 	return buf.Bytes()
 }
 
 // CommandPackage is helperbuild's main package, what go install installs.
 const CommandPackage = "github.com/helperbuild/helperbuild/cmd/helperbuild"
+
+// TemplateRepository is helperbuild's repository, which the project the
+// fragment includes the template from mirrors.
+const TemplateRepository = "https://github.com/helperbuild/helperbuild"
 
 // jobName is the last element of module as the template's name input
 // takes it ([a-z0-9][a-z0-9-]*); "release" when nothing of it is left.
@@ -165,6 +169,8 @@ var ciTemplate = template.Must(template.New("ci").Parse(`# Release the images of
 # the multi-arch indexes and leaves release.env (GITLAB_RUNNER_HELPER_IMAGE,
 # ...) for later jobs. Images go to CI_REGISTRY_IMAGE/<image name>.
 include:
+  # The project {{.Project}} must exist on this GitLab, holding ref: a mirror of
+  # {{.Repository}} (docs/gitlab-ci.md, "Including the template").
   - project: {{.Project}}
     # {{.RefComment}}
     ref: {{.Ref}}

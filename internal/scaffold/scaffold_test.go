@@ -68,6 +68,9 @@ func TestInspect(t *testing.T) {
 	ci := string(CI(r, "helperbuild/helperbuild", "v1.0.0", "why v1.0.0"))
 	assert.Contains(t, ci, "      name: runner\n", "jobs named after the module")
 	assert.Contains(t, ci, "    # why v1.0.0\n    ref: v1.0.0\n    file: ci/gitlab/release.gitlab-ci.yml\n")
+	// What must exist on the user's GitLab is said where it is used
+	// (issue 39: the project was included without a word).
+	assert.Contains(t, ci, "  # The project helperbuild/helperbuild must exist on this GitLab, holding ref: a mirror of\n  # "+TemplateRepository+" (docs/gitlab-ci.md, \"Including the template\").\n  - project: helperbuild/helperbuild\n")
 	assert.Equal(t, "gitlab-runner", jobName("gitlab.com/gitlab-org/gitlab-runner"))
 	assert.Equal(t, "my-fork-2", jobName("example.com/My_Fork.2"))
 	assert.Equal(t, "release", jobName("example.com/_"))

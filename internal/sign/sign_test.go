@@ -39,9 +39,11 @@ func keySigner(t *testing.T, priv []byte, password string) *Signer {
 	return s
 }
 
+// keyVerifier checks signatures made without a log (keySigner's), as
+// --insecure-ignore-tlog does.
 func keyVerifier(t *testing.T, pub []byte) *Verifier {
 	t.Helper()
-	v, err := NewVerifier(Policy{PublicKeyPEM: pub})
+	v, err := NewVerifier(Policy{PublicKeyPEM: pub, IgnoreTlog: true})
 	if err != nil {
 		t.Fatal(err)
 	}

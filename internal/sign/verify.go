@@ -40,6 +40,8 @@ type Policy struct {
 	// IgnoreTlog accepts a signature without a transparency log entry
 	// (cosign's --insecure-ignore-tlog): a key's signature is then
 	// checked at no particular time, a certificate at the current time.
+	// Without it, as cosign, a signature needs a log entry, checked
+	// against TrustedRoot's logs (a key's too).
 	IgnoreTlog bool
 }
 
@@ -48,7 +50,23 @@ type Verifier struct {
 	v        *sgverify.Verifier
 	identity []sgverify.PolicyOption
 	keyed    bool
+	// needTlog: a signature without a log entry is refused (errNoTlog);
+	// noLogKeys: there is no trusted root to check an entry with.
+	needTlog, noLogKeys bool
 }
+
+// errNoTlog refuses a signature without a transparency log entry, as
+// cosign, Kyverno and policy-controller do unless told otherwise.
+var errNoTlog = errors.New("no transparency log entry, so nothing proves when it was signed " +
+	"(a leaked key's or an expired certificate's signatures look the same as any other) and cosign, " +
+	"Kyverno and policy-controller refuse it unless told to ignore the log (ignoreTlog); " +
+	"to accept signatures made without a log (--sign-tlog none, air-gapped) give --insecure-ignore-tlog")
+
+// errNoLogKeys refuses a key's signature whose log entry cannot be
+// checked: a key-based verify without a trusted root has no log keys.
+var errNoLogKeys = errors.New("a transparency log entry, but no trusted root to check it against: " +
+	"give the log's trusted root (--trusted-root trusted_root.json, e.g. from cosign trusted-root create), " +
+	"or --insecure-ignore-tlog to check the signature alone")
 
 // NewVerifier checks p and prepares its trusted material.
 func NewVerifier(p Policy) (*Verifier, error) {
@@ -74,13 +92,22 @@ func NewVerifier(p Policy) (*Verifier, error) {
 			return nil, fmt.Errorf("public key: %w", err)
 		}
 		key := root.NewExpiringKey(sv, timeZero, timeZero)
-		tm := root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) { return key, nil })
+		var tm root.TrustedMaterial = root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) { return key, nil })
 		opts := []sgverify.VerifierOption{sgverify.WithNoObserverTimestamps()}
+		if !p.IgnoreTlog && len(p.TrustedRoot) > 0 {
+			tr, err := root.NewTrustedRootFromJSON(p.TrustedRoot)
+			if err != nil {
+				return nil, fmt.Errorf("trusted root: %w", err)
+			}
+			tm = root.TrustedMaterialCollection{tr, tm}
+			opts = []sgverify.VerifierOption{sgverify.WithTransparencyLog(1), sgverify.WithIntegratedTimestamps(1)}
+		}
 		v, err := sgverify.NewVerifier(tm, opts...)
 		if err != nil {
 			return nil, err
 		}
-		return &Verifier{v: v, identity: []sgverify.PolicyOption{sgverify.WithKey()}, keyed: true}, nil
+		return &Verifier{v: v, identity: []sgverify.PolicyOption{sgverify.WithKey()}, keyed: true,
+			needTlog: !p.IgnoreTlog, noLogKeys: len(p.TrustedRoot) == 0}, nil
 	}
 	tr, err := root.NewTrustedRootFromJSON(p.TrustedRoot)
 	if err != nil {
@@ -98,7 +125,21 @@ func NewVerifier(p Policy) (*Verifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Verifier{v: v, identity: []sgverify.PolicyOption{sgverify.WithCertificateIdentity(id)}}, nil
+	return &Verifier{v: v, identity: []sgverify.PolicyOption{sgverify.WithCertificateIdentity(id)}, needTlog: !p.IgnoreTlog}, nil
+}
+
+// checkTlog refuses, before any other check, what the policy's log
+// requirement rules out: no entry, or an entry that cannot be checked.
+func (v *Verifier) checkTlog(entries int) error {
+	switch {
+	case !v.needTlog:
+		return nil
+	case entries == 0:
+		return errNoTlog
+	case v.noLogKeys:
+		return errNoLogKeys
+	}
+	return nil
 }
 
 // VerifyBundle checks a Sigstore bundle (JSON) signs subject: its
@@ -110,6 +151,9 @@ func (v *Verifier) VerifyBundle(bundleJSON []byte, subject v1.Hash) error {
 	}
 	want, err := hex.DecodeString(subject.Hex)
 	if err != nil {
+		return err
+	}
+	if err := v.checkTlog(len(b.GetVerificationMaterial().GetTlogEntries())); err != nil {
 		return err
 	}
 	if _, err := v.v.Verify(&b, sgverify.NewPolicy(sgverify.WithArtifactDigest(subject.Algorithm, want), v.identity...)); err != nil {
@@ -135,6 +179,13 @@ func (v *Verifier) VerifyLegacyLayer(layerPayload []byte, ann map[string]string,
 	}
 	entry, err := tlogEntry(ann[AnnotationRekorBundle])
 	if err != nil {
+		return err
+	}
+	entries := 0
+	if entry != nil {
+		entries = 1
+	}
+	if err := v.checkTlog(entries); err != nil {
 		return err
 	}
 	sum := sha256.Sum256(layerPayload)

@@ -40,7 +40,8 @@ func TestRunDeniedCallsAndMemory(t *testing.T) {
 		sandboxtest.AttackImage(t, arm64, adversaries["arm64"], h.Env(), names(calls["linux/arm64"])...)))
 	tr := &sandboxtest.Tracker{}
 	// The timeout only stops a broken test: every program ends by itself.
-	r, err := Index(context.Background(), idx, Options{Run: true, TempDir: t.TempDir(), Jobs: 1, RunTimeout: 5 * time.Minute,
+	versions := attackPaths(append(names(calls["linux/amd64"], "fork-memory"), names(calls["linux/arm64"])...)...)
+	r, err := Index(context.Background(), idx, Options{Run: true, Versions: versions, TempDir: t.TempDir(), Jobs: 1, RunTimeout: 5 * time.Minute,
 		RunLimits: sandbox.Limits{Memory: 512 << 20, Processes: 1000}, Sandbox: &sandbox.Runner{Started: tr.Started}})
 	require.NoError(t, err)
 	got := runChecks(r)

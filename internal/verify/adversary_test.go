@@ -29,15 +29,26 @@ func adversaryIndex(t *testing.T, h *sandboxtest.Host, names ...string) v1.Image
 		sandboxtest.AttackImage(t, arm64, adversaries["arm64"], h.Env(), names...)))
 }
 
+// attackPaths are the image paths AttackImage gives the adversary under
+// names: the programs Run is told to ask --version, as a release's own.
+func attackPaths(names ...string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "/usr/bin/" + n
+	}
+	return out
+}
+
 // The attacks that end by themselves (or by their output) each fail the
 // run check with what the program saw, and none reaches the host.
 func TestRunAdversaries(t *testing.T) {
 	needQemu(t)
 	h := sandboxtest.NewHost(t)
-	idx := adversaryIndex(t, h, "write-host-file", "read-canary", "dial-host", "print-forever")
+	names := []string{"write-host-file", "read-canary", "dial-host", "print-forever"}
+	idx := adversaryIndex(t, h, names...)
 	tr := &sandboxtest.Tracker{}
 	dir := t.TempDir()
-	r, err := Index(context.Background(), idx, Options{Run: true, TempDir: dir, Jobs: 2, Sandbox: &sandbox.Runner{Started: tr.Started}})
+	r, err := Index(context.Background(), idx, Options{Run: true, Versions: attackPaths(names...), TempDir: dir, Jobs: 2, Sandbox: &sandbox.Runner{Started: tr.Started}})
 	require.NoError(t, err)
 	var want []string
 	for _, p := range []string{"linux/amd64", "linux/arm64"} {
@@ -75,7 +86,7 @@ func TestRunNeverEnding(t *testing.T) {
 	tr := &sandboxtest.Tracker{}
 	// The programs never end, so the outcome does not depend on how long
 	// the timeout is.
-	r, err := Index(context.Background(), idx, Options{Run: true, TempDir: t.TempDir(), Jobs: 2, RunTimeout: 2 * time.Second,
+	r, err := Index(context.Background(), idx, Options{Run: true, Versions: attackPaths("fork-bomb", "sleep-forever"), TempDir: t.TempDir(), Jobs: 2, RunTimeout: 2 * time.Second,
 		RunLimits: sandbox.Limits{Processes: 32}, Sandbox: &sandbox.Runner{Started: tr.Started}})
 	require.NoError(t, err)
 	var want []string
@@ -131,7 +142,7 @@ func TestRunImageEnvironment(t *testing.T) {
 		{noPath, "FROM_IMAGE=yes PATH=" + defaultPath},
 	} {
 		img := sandboxtest.AttackImage(t, amd64, adversaries["amd64"], tt.cfg.Env, "print-env")
-		r, err := Index(context.Background(), roundTrip(t, sandboxtest.Index(t, img)), Options{Run: true, TempDir: t.TempDir()})
+		r, err := Index(context.Background(), roundTrip(t, sandboxtest.Index(t, img)), Options{Run: true, Versions: attackPaths("print-env"), TempDir: t.TempDir()})
 		require.NoError(t, err)
 		assert.Equal(t, []string{"linux/amd64: ran natively in a sandbox: /usr/bin/print-env --version (" + tt.want + "); no /bin/sh"}, runChecks(r))
 	}
@@ -146,7 +157,7 @@ func TestRunRefusedWithoutUserNamespaces(t *testing.T) {
 	}
 	h := sandboxtest.NewHost(t)
 	img := sandboxtest.AttackImage(t, amd64, adversaries["amd64"], h.Env(), "write-host-file", "dial-host")
-	_, err := Index(context.Background(), roundTrip(t, sandboxtest.Index(t, img)), Options{Run: true, TempDir: t.TempDir()})
+	_, err := Index(context.Background(), roundTrip(t, sandboxtest.Index(t, img)), Options{Run: true, Versions: attackPaths("write-host-file", "dial-host"), TempDir: t.TempDir()})
 	require.ErrorIs(t, err, sandbox.ErrUnavailable)
 	assert.Contains(t, err.Error(), "no sandbox for the image's programs (create namespaces: ")
 	h.Untouched(t, err.Error())

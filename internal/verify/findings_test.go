@@ -94,5 +94,12 @@ func TestFailedErrorIsOneLine(t *testing.T) {
 	e := &FailedError{Name: "image helper", Report: r, Outcome: "nothing was published"}
 	assert.Equal(t, "image helper failed verification, nothing was published: 4 contract/coverage failures on linux/amd64,linux/arm64,linux/s390x", e.Error())
 	one := &FailedError{Name: "reg/x:1", Report: &Report{Problems: []Finding{problem(CheckCoverage, "", "index lists no image manifests")}}}
-	assert.Equal(t, "reg/x:1 failed verification: 1 coverage failure", one.Error())
+	assert.Equal(t, "reg/x:1 failed verification: 1 coverage failure on the index", one.Error())
+	// A failure of the index itself is not one of the platform's (issue
+	// 39: "2 signed failures on linux/arm/v7", one of them the index's).
+	signed := &FailedError{Name: "reg/x:1", Report: &Report{
+		Problems:  []Finding{problem(CheckSignature, "", "index not signed")},
+		Platforms: []PlatformReport{{Platform: "linux/arm/v7", Checks: []Check{{Name: CheckSignature, Reason: "not signed"}}}},
+	}}
+	assert.Equal(t, "reg/x:1 failed verification: 2 signed failures on linux/arm/v7 and the index", signed.Error())
 }

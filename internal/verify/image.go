@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -114,7 +115,8 @@ func contractAndRun(ctx context.Context, checks []Check, t *rootfs.FS, cfg *v1.C
 		checks = append(checks, cc...)
 	}
 	if opts.Run {
-		rc, err := runPrograms(ctx, layers, t, cfg, p, ownGoPrograms(t, files, own), filepath.Join(opts.TempDir, strconv.Itoa(n)), opts)
+		ask, listed := versionPrograms(ownGoPrograms(t, files, own), opts.Versions)
+		rc, err := runPrograms(ctx, layers, t, cfg, p, ask, listed, filepath.Join(opts.TempDir, strconv.Itoa(n)), opts)
 		if err != nil {
 			return nil, fmt.Errorf("run: %w", err)
 		}
@@ -175,11 +177,32 @@ func checkAllFiles(ctx context.Context, layers []v1.Layer, t *rootfs.FS, arch *a
 	})
 }
 
+// contractPrograms are the programs the GitLab image contracts name
+// (gitlab-image-contract.md) that answer --version with an OS/Arch line.
+var contractPrograms = []string{"gitlab-runner-helper", "gitlab-runner"}
+
+// versionPrograms splits the image's own Go programs into those Run asks
+// --version (named as the contract names GitLab Runner's binaries, or built
+// by the caller: built) and the others, which are only listed: a Go program
+// need not have a --version (a Go-written pgrep takes it for a pattern,
+// kubectl has a version subcommand), and the start-up runs decide whether
+// the image works as GitLab starts it.
+func versionPrograms(progs, built []string) (ask, listed []string) {
+	for _, p := range progs {
+		if slices.Contains(contractPrograms, path.Base(p)) || slices.Contains(built, p) {
+			ask = append(ask, p)
+		} else {
+			listed = append(listed, p)
+		}
+	}
+	return ask, listed
+}
+
 // ownGoPrograms are the Go programs of own layers still present, unchanged,
-// in the flattened tree: the binaries whose build info names a main package,
-// the only programs known to answer --version. A base's busybox or
-// coreutils is never among them (busybox takes "--version" for an applet
-// name and fails), also when the history cannot say which layers are own.
+// in the flattened tree: the binaries whose build info names a main package.
+// A base's busybox or coreutils is never among them (busybox takes
+// "--version" for an applet name and fails), also when the history cannot
+// say which layers are own.
 func ownGoPrograms(t *rootfs.FS, files []elfFile, own []bool) []string {
 	var out []string
 	seen := map[string]bool{}

@@ -15,9 +15,10 @@ import (
 
 // bins holds the test binaries TestMain builds, by key: "amd64", "arm64"
 // (hello, CGO_ENABLED=0), "arm64-liar" (arm64 hello claiming linux/amd64),
-// "cgo" (hellocgo for the host, only when gcc exists). adversaries holds the
-// path of sandboxtest's adversary for "amd64" and "arm64". Read-only after
-// TestMain.
+// "cgo" (hellocgo for the host, only when gcc exists), "noversion-amd64" and
+// "noversion-arm64" (testdata/noversion: Go programs without --version).
+// adversaries holds the path of sandboxtest's adversary for "amd64" and
+// "arm64". Read-only after TestMain.
 var (
 	bins        = map[string][]byte{}
 	adversaries = map[string]string{}
@@ -53,6 +54,8 @@ func runTests(m *testing.M) int {
 		{"amd64", "./testdata/hello", "amd64", "0", "-s -w"},
 		{"arm64", "./testdata/hello", "arm64", "0", "-s -w"},
 		{"arm64-liar", "./testdata/hello", "arm64", "0", "-s -w -X main.osArch=linux/amd64"},
+		{"noversion-amd64", "./testdata/noversion", "amd64", "0", "-s -w"},
+		{"noversion-arm64", "./testdata/noversion", "arm64", "0", "-s -w"},
 	}
 	if _, err := testkit.LookTool("gcc"); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -33,13 +33,19 @@ type Options struct {
 	// AllFiles checks every ELF executable of the flattened filesystem, not
 	// only those in the image's own layers.
 	AllFiles bool
-	// Run runs each Go program the own layers added (build info naming a
-	// main package) with --version, and
-	// /bin/sh -c true, each in a sandbox (internal/sandbox: namespaces, an
-	// overlay of the unpacked image as root, no network, rlimits), under
-	// qemu-user inside it (natively for amd64 on an amd64 host). The binary
+	// Run runs GitLab Runner's binaries among the Go programs the own
+	// layers added (gitlab-runner, gitlab-runner-helper) and those in
+	// Versions with --version, and /bin/sh -c true, each in a sandbox
+	// (internal/sandbox: namespaces, an overlay of the unpacked image as
+	// root, no network, rlimits), under qemu-user inside it (natively for
+	// amd64 on an amd64 host); the other Go programs are listed, not run.
+	// With a Contract, it also starts the image as GitLab does. The binary
 	// must call sandbox.Init first in main.
 	Run bool
+	// Versions are image paths of programs the caller built (a release's
+	// binaries), which Run also asks --version when the own layers hold
+	// them as Go programs.
+	Versions []string
 	// Nodes are cluster nodes (see ParseNodes); each without an image in the
 	// index is a problem.
 	Nodes []Node

@@ -31,8 +31,9 @@ func Write(w io.Writer, format, name string, r *Report) error {
 // WriteTable prints one report for people: a header line with the name, the
 // short digest and PASS or FAIL; a grid with one row per platform (platform,
 // short digest, then per check "ok", "FAIL" or "-" when not run), expected
-// platforms missing from the index included; then every failure and warning
-// once, on its own line (see FindingLines).
+// platforms missing from the index included; the nodes line; what the run
+// and start-up checks that passed ran (RanLines); then every failure and
+// warning once, on its own line (see FindingLines).
 func WriteTable(w io.Writer, name string, r *Report) error {
 	verdict := "PASS"
 	if !r.OK() {
@@ -68,6 +69,12 @@ func WriteTable(w io.Writer, name string, r *Report) error {
 	if r.Nodes != nil {
 		fmt.Fprintln(&b, r.Nodes.String())
 	}
+	if lines := RanLines(r); len(lines) > 0 {
+		b.WriteString("\n")
+		for _, l := range lines {
+			fmt.Fprintln(&b, l)
+		}
+	}
 	if lines := FindingLines(r); len(lines) > 0 {
 		b.WriteString("\n")
 		for _, l := range lines {
@@ -76,6 +83,23 @@ func WriteTable(w io.Writer, name string, r *Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// RanLines say, one line per platform and check, what the run and start-up
+// checks that passed ran: "linux/arm64 run: ran under qemu-aarch64-static
+// in a sandbox: /usr/bin/gitlab-runner-helper --version (OS/Arch:
+// linux/arm64); /bin/sh -c true", so a passing table shows what was
+// exercised (and which programs were not run).
+func RanLines(r *Report) []string {
+	var out []string
+	for _, p := range r.Platforms {
+		for _, c := range p.Checks {
+			if (c.Name == CheckRun || c.Name == CheckStart) && c.OK && !c.Warning && c.Reason != "" {
+				out = append(out, p.Platform+" "+c.Name+": "+c.Reason)
+			}
+		}
+	}
+	return out
 }
 
 // FindingLines prints every failure and warning of r once, one line each:

@@ -186,7 +186,7 @@ type FailedError struct {
 }
 
 func (e *FailedError) Error() string {
-	n := 0
+	n, onIndex := 0, false
 	var checks, platforms []string
 	for _, f := range e.Report.Findings() {
 		if f.Severity == SeverityWarning {
@@ -199,6 +199,7 @@ func (e *FailedError) Error() string {
 		if f.Platform != "" && f.Node == "" && !slices.Contains(platforms, f.Platform) {
 			platforms = append(platforms, f.Platform)
 		}
+		onIndex = onIndex || (f.Platform == "" && f.Node == "")
 	}
 	noun := "failures"
 	if n == 1 {
@@ -209,8 +210,15 @@ func (e *FailedError) Error() string {
 		msg += ", " + e.Outcome
 	}
 	msg += fmt.Sprintf(": %d %s %s", n, strings.Join(checks, "/"), noun)
+	var on []string
 	if len(platforms) > 0 {
-		msg += " on " + strings.Join(platforms, ",")
+		on = append(on, strings.Join(platforms, ","))
+	}
+	if onIndex {
+		on = append(on, "the index")
+	}
+	if len(on) > 0 {
+		msg += " on " + strings.Join(on, " and ")
 	}
 	return msg
 }

@@ -87,10 +87,11 @@ func newRunCheck(p v1.Platform, dir string, t *rootfs.FS, cfg *v1.ConfigFile, op
 
 // runPrograms unpacks the tree into dir and runs each program with
 // --version, then /bin/sh -c true when the image has a /bin/sh, each in a
-// sandbox over the unpacked tree; dir is removed afterwards. The error is
-// for a sandbox that cannot be made (nothing runs unsandboxed) and for
-// failures to read the image.
-func runPrograms(ctx context.Context, layers []v1.Layer, t *rootfs.FS, cfg *v1.ConfigFile, p v1.Platform, programs []string, dir string, opts Options) ([]Check, error) {
+// sandbox over the unpacked tree; dir is removed afterwards. listed are
+// programs the summary names as not run. The error is for a sandbox that
+// cannot be made (nothing runs unsandboxed) and for failures to read the
+// image.
+func runPrograms(ctx context.Context, layers []v1.Layer, t *rootfs.FS, cfg *v1.ConfigFile, p v1.Platform, programs, listed []string, dir string, opts Options) ([]Check, error) {
 	r, ok := newRunCheck(p, dir, t, cfg, opts)
 	if !ok {
 		return r.f.done(""), nil
@@ -137,6 +138,9 @@ func runPrograms(ctx context.Context, layers []v1.Layer, t *rootfs.FS, cfg *v1.C
 	summary := "nothing to run" + noSh
 	if len(r.ran) > 0 {
 		summary = "ran " + how + " in a sandbox: " + strings.Join(r.ran, "; ") + noSh
+	}
+	if len(listed) > 0 {
+		summary += "; not run (only GitLab Runner's binaries and the release's are asked --version): " + strings.Join(listed, ", ")
 	}
 	checks := r.f.done(summary)
 	if opts.Contract != ContractNone {

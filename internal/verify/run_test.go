@@ -117,10 +117,10 @@ func TestRunNativeDynamicUsesTheImagesLoader(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the cgo test binary is built for amd64 hosts")
 	}
-	idx := testIndex(t, listed{amd64, testImage(t, amd64, v1.Config{}, own(tartest.File("usr/bin/cgo-tool", 0o755, bins["cgo"])))})
+	idx := testIndex(t, listed{amd64, testImage(t, amd64, v1.Config{}, own(tartest.File("usr/bin/gitlab-runner-helper", 0o755, bins["cgo"])))})
 	r, err := Index(context.Background(), idx, Options{Run: true, TempDir: t.TempDir()})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"FAIL linux/amd64: /usr/bin/cgo-tool --version: exec /usr/bin/cgo-tool: no such file or directory (the file or its ELF interpreter is missing)"}, runChecks(r))
+	assert.Equal(t, []string{"FAIL linux/amd64: /usr/bin/gitlab-runner-helper --version: exec /usr/bin/gitlab-runner-helper: no such file or directory (the file or its ELF interpreter is missing)"}, runChecks(r))
 }
 
 func TestRunNeedsTempDir(t *testing.T) {

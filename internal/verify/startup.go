@@ -133,20 +133,25 @@ func (r *runCheck) startFailed(c startCmd, res StepResult, why string) {
 }
 
 // versionProblem says what is wrong with the version lines of a command
-// that runs gitlab-runner(-helper) --version: no Version: line, or an
-// OS/Arch of another platform (with the step that printed it); "" when
+// that runs gitlab-runner(-helper) --version: no Version: or no OS/Arch:
+// line (GitLab's programs print both, docs/gitlab-image-contract.md), or
+// an OS/Arch of another platform (with the step that printed it); "" when
 // they are right.
 func (r *runCheck) versionProblem(lines [][2]string) (step, why string) {
 	want := r.platform.OS + "/" + r.platform.Architecture
-	seen := false
+	seen, arch := false, false
 	for _, l := range lines {
 		if v, ok := strings.CutPrefix(l[1], "OS/Arch:"); ok && strings.TrimSpace(v) != want {
 			return l[0], fmt.Sprintf("says OS/Arch %s, want %s", strings.TrimSpace(v), want)
 		}
 		seen = seen || strings.HasPrefix(l[1], "Version:")
+		arch = arch || strings.HasPrefix(l[1], "OS/Arch:")
 	}
 	if !seen {
 		return "", "printed no Version: line"
+	}
+	if !arch {
+		return "", "printed no OS/Arch: line, so nothing shows the image holds this platform's build"
 	}
 	return "", ""
 }

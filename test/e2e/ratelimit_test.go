@@ -110,7 +110,7 @@ func waitedTotal(stderr string) string {
 // waited.
 func assertRetriesReported(t *testing.T, res result) {
 	t.Helper()
-	assert.Contains(t, res.Stderr, `msg="registry retries"`, "retries reported:\n%s", res.Stderr)
+	assert.Contains(t, res.Stderr, `msg="registry retries, every request to the host together"`, "retries reported:\n%s", res.Stderr)
 	assert.Regexp(t, waitedLine, res.Stderr, "time waited reported")
 	t.Logf("single push: %s", waitedTotal(res.Stderr))
 }

@@ -46,15 +46,46 @@ func TestSignCosignAgrees(t *testing.T) {
 		require.Zero(t, res.ExitCode, "%s", res)
 		res = cosign(t, keys, password, "signing-config", "create", "--out", "no-tlog.json")
 		require.Zero(t, res.ExitCode, "%s", res)
+		// A trusted root naming a log (its key any key), so that both
+		// tools refuse a log-less signature for that, not for a TUF fetch.
+		logKeys := filepath.Join(keys, "log")
+		require.NoError(t, os.Mkdir(logKeys, 0o700))
+		require.Zero(t, cosign(t, logKeys, "log", "generate-key-pair").ExitCode)
+		res = cosign(t, keys, password, "trusted-root", "create", "--rekor",
+			"url=https://rekor.example.test,public-key="+filepath.Join(logKeys, "cosign.pub")+",start-time=2024-01-01T00:00:00Z", "--out", "log-root.json")
+		require.Zero(t, res.ExitCode, "%s", res)
 	})
 	key, pub := filepath.Join(keys, "cosign.key"), filepath.Join(keys, "cosign.pub")
+	logRoot := filepath.Join(keys, "log-root.json")
 	api := testkit.ReferrersRegistry(t)
 
+	// cosignVerify: cosign verify --key accepts ref's log-less signature
+	// with --insecure-ignore-tlog and refuses it without.
 	cosignVerify := func(t *testing.T, ref string, extra ...string) {
 		t.Helper()
 		args := append([]string{"verify", "--key", pub, "--insecure-ignore-tlog=true", "--allow-http-registry", "--allow-insecure-registry"}, extra...)
 		res := cosign(t, keys, password, append(args, ref)...)
 		assert.Zero(t, res.ExitCode, "cosign verify %s:\n%s", ref, res)
+		args = append([]string{"verify", "--key", pub, "--trusted-root", logRoot, "--allow-http-registry", "--allow-insecure-registry"}, extra...)
+		res = cosign(t, keys, password, append(args, ref)...)
+		assert.NotZero(t, res.ExitCode, "cosign verify without --insecure-ignore-tlog %s:\n%s", ref, res)
+		t.Logf("cosign verify without --insecure-ignore-tlog: %s", lastLine(res.Stderr))
+	}
+	// helperbuildVerify: helperbuild verify --signature --key accepts the
+	// log-less signatures of ref with --insecure-ignore-tlog and refuses
+	// them without, naming the flag, with and without a trusted root.
+	helperbuildVerify := func(t *testing.T, ref string, extra ...string) {
+		t.Helper()
+		args := append([]string{"verify", "--signature", "--key", pub, "--platforms", platformList(targets)}, extra...)
+		res := s.helperbuild(t, s.exampleDir(t), s.helperbuildEnv(t), append(args, "--insecure-ignore-tlog", ref)...)
+		assert.Zero(t, res.ExitCode, "%s", res)
+		assert.Contains(t, res.Stdout, "SIGNED")
+		for _, root := range [][]string{nil, {"--trusted-root", logRoot}} {
+			res = s.helperbuild(t, s.exampleDir(t), s.helperbuildEnv(t), append(append(args, root...), ref)...)
+			assert.Equal(t, 1, res.ExitCode, "%s", res)
+			assert.Equal(t, len(targets)+1, strings.Count(res.Stdout, "no transparency log entry"), "each manifest and the index:\n%s", res.Stdout)
+			assert.Contains(t, res.Stdout, "give --insecure-ignore-tlog")
+		}
 	}
 	for _, tc := range []struct {
 		format string
@@ -86,9 +117,7 @@ func TestSignCosignAgrees(t *testing.T) {
 			for _, p := range img.Meta.Platforms {
 				cosignVerify(t, tc.reg.ref(repo+"@"+p.Digest), oci11...)
 			}
-			res := s.helperbuild(t, s.exampleDir(t), s.helperbuildEnv(t), "verify", "--signature", "--key", pub,
-				"--platforms", platformList(targets), "--insecure-registry", tc.reg.Host, img.ref())
-			assert.Zero(t, res.ExitCode, "%s", res)
+			helperbuildVerify(t, img.ref(), "--insecure-registry", tc.reg.Host)
 			if tc.format == "legacy" {
 				assert.Contains(t, listTags(t, s.plain, repo), "sha256-"+img.Digest.Hex+".sig")
 			}
@@ -121,9 +150,7 @@ func TestSignCosignAgrees(t *testing.T) {
 		}
 		// Plain cosign verify reads the .sig tag; so does helperbuild verify.
 		cosignVerify(t, s.plain.ref(repo+"@"+img.Digest.String()))
-		res := s.helperbuild(t, s.exampleDir(t), s.helperbuildEnv(t), "verify", "--signature", "--key", pub,
-			"--platforms", platformList(targets), "--insecure-registry", gitlab, img.ref())
-		assert.Zero(t, res.ExitCode, "%s", res)
+		helperbuildVerify(t, img.ref(), "--insecure-registry", gitlab)
 	})
 
 	for _, format := range []string{"bundle", "legacy", "legacy-referrer"} {
@@ -152,14 +179,16 @@ func TestSignCosignAgrees(t *testing.T) {
 					require.False(t, strings.HasSuffix(tag, ".sig"), "cosign wrote the OCI 1.1 form, no .sig tag: %s", tag)
 				}
 			}
-			res = s.helperbuild(t, s.exampleDir(t), s.helperbuildEnv(t), "verify", "--signature", "--key", pub,
-				"--platforms", platformList(targets), img.ref())
-			assert.Zero(t, res.ExitCode, "%s", res)
-			assert.Contains(t, res.Stdout, "SIGNED")
+			helperbuildVerify(t, img.ref())
+			var oci11 []string
+			if format == "legacy-referrer" {
+				oci11 = []string{"--experimental-oci11"}
+			}
+			cosignVerify(t, s.plain.ref(repo+"@"+img.Digest.String()), oci11...)
 
 			other := t.TempDir()
 			require.Zero(t, cosign(t, other, "x", "generate-key-pair").ExitCode)
-			res = s.helperbuild(t, s.exampleDir(t), s.helperbuildEnv(t), "verify", "--signature", "--key", filepath.Join(other, "cosign.pub"), img.ref())
+			res = s.helperbuild(t, s.exampleDir(t), s.helperbuildEnv(t), "verify", "--signature", "--key", filepath.Join(other, "cosign.pub"), "--insecure-ignore-tlog", img.ref())
 			assert.Equal(t, 1, res.ExitCode, "%s", res)
 			assert.Contains(t, res.Stdout, "none valid")
 			assert.Equal(t, len(targets)+1, strings.Count(res.Stdout, "signed: FAIL"), "one line per platform (each names its digest) and one for the index:\n%s", res.Stdout)
