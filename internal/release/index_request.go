@@ -124,7 +124,7 @@ func PrepareIndex(req IndexRequest) (*PreparedIndex, error) {
 	}
 	ci := req.CI
 	pi.opts = IndexOptions{Sources: sources, Name: name, Tags: tags,
-		Join: join.Options{Platforms: req.Platforms, FixPlatform: req.FixPlatform, Jobs: req.Jobs},
+		Join:   join.Options{Platforms: req.Platforms, FixPlatform: req.FixPlatform, Jobs: req.Jobs},
 		Attest: Attest{Mode: mode, HelperbuildVersion: req.HelperbuildVersion, CI: ci.attest()},
 	}
 	if pi.signing, pi.signer, err = req.Sign.signing(req.Registry); err != nil {
