@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
-	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
@@ -204,8 +203,9 @@ func TestEveryFlagInBothModes(t *testing.T) {
 			}},
 			{args: []string{"--repo", "registry.example.com/other"}, check: func(t *testing.T, r *buildRun) {
 				var repos []string
-				dest, err := r.Open(t.Context(), imageref.Options{Insecure: r.Registry.Insecure}, t.TempDir())
+				dest, end, err := r.Open(t.Context())
 				require.NoError(t, err)
+				defer end()
 				for _, repo := range dest.(*publish.Registry).Repositories() {
 					repos = append(repos, repo.String())
 				}
@@ -229,8 +229,9 @@ func TestEveryFlagInBothModes(t *testing.T) {
 			}},
 		},
 		"push --by-digest": same([]string{"--by-digest", "--part-file", filepath.Join(tmp, "part.json")}, func(t *testing.T, r *buildRun) {
-			dest, err := r.Open(t.Context(), imageref.Options{Insecure: r.Registry.Insecure}, t.TempDir())
+			dest, end, err := r.Open(t.Context())
 			require.NoError(t, err)
+			defer end()
 			bd, ok := dest.(*publish.ByDigest)
 			require.True(t, ok, "a by-digest destination, got %T", dest)
 			assert.Equal(t, filepath.Join(tmp, "part.json"), bd.PartFile)

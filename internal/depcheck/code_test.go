@@ -10,7 +10,7 @@ import (
 )
 
 // The rules about code rather than imports: how long a function may be,
-// and who may talk HTTP to registries.
+// who may talk HTTP to registries, and who sets up a run.
 
 // longFunc is a function declaration longer than maxFuncLines.
 type longFunc struct {
@@ -51,10 +51,24 @@ func checkFuncs(p pkg) []string {
 // name), whatever name their package is imported under; net/http's Client
 // counts where a composite literal makes one.
 func (p *pkg) addHTTPCalls(fset *token.FileSet, f *ast.File, name string) {
-	local := map[string]string{} // import name -> the short name registryIO is keyed by
+	p.httpCalls = append(p.httpCalls, usesOf(fset, f, name, registryIO, nil)...)
+}
+
+// addSessionCalls records f's uses of what only a run's session builds
+// (sessionParts, sessionMethods).
+func (p *pkg) addSessionCalls(fset *token.FileSet, f *ast.File, name string) {
+	p.sessionCalls = append(p.sessionCalls, usesOf(fset, f, name, sessionParts, sessionMethods)...)
+}
+
+// usesOf lists f's uses (the file name) of table's functions, whatever
+// name their package is imported under ("remote.Get"; a composite literal
+// of a type as "pkg.Type{}"), and of the methods named methods on any
+// value (".SignWith").
+func usesOf(fset *token.FileSet, f *ast.File, name string, table map[string][]string, methods []string) []httpCall {
+	local := map[string]string{} // import name -> the import path table is keyed by
 	for _, spec := range f.Imports {
 		imp, _ := strconv.Unquote(spec.Path.Value)
-		if _, ok := registryIO[imp]; !ok {
+		if _, ok := table[imp]; !ok {
 			continue
 		}
 		n := imp[strings.LastIndex(imp, "/")+1:]
@@ -64,20 +78,19 @@ func (p *pkg) addHTTPCalls(fset *token.FileSet, f *ast.File, name string) {
 			local[n] = imp
 		}
 	}
-	if len(local) == 0 {
-		return
-	}
+	var out []httpCall
 	record := func(sel *ast.SelectorExpr, suffix string) {
 		x, ok := sel.X.(*ast.Ident)
-		if !ok {
+		if imp, imported := local[identName(x, ok)]; ok && imported {
+			if slices.Contains(table[imp], sel.Sel.Name+suffix) {
+				short := imp[strings.LastIndex(imp, "/")+1:]
+				out = append(out, httpCall{file: name, line: fset.Position(sel.Pos()).Line, call: short + "." + sel.Sel.Name + suffix})
+			}
 			return
 		}
-		imp, ok := local[x.Name]
-		if !ok || !slices.Contains(registryIO[imp], sel.Sel.Name+suffix) {
-			return
+		if suffix == "" && slices.Contains(methods, sel.Sel.Name) {
+			out = append(out, httpCall{file: name, line: fset.Position(sel.Pos()).Line, call: "." + sel.Sel.Name})
 		}
-		short := imp[strings.LastIndex(imp, "/")+1:]
-		p.httpCalls = append(p.httpCalls, httpCall{file: name, line: fset.Position(sel.Pos()).Line, call: short + "." + sel.Sel.Name + suffix})
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
@@ -90,6 +103,28 @@ func (p *pkg) addHTTPCalls(fset *token.FileSet, f *ast.File, name string) {
 		}
 		return true
 	})
+	return out
+}
+
+func identName(x *ast.Ident, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return x.Name
+}
+
+// checkSession reports p's uses of what only a run's session builds,
+// outside sessionFile and sessionExceptions.
+func checkSession(p pkg) []string {
+	var problems []string
+	for _, c := range p.sessionCalls {
+		if p.path+"/"+c.file == sessionFile || slices.Contains(sessionExceptions[p.path], c.call) {
+			continue
+		}
+		problems = append(problems, fmt.Sprintf("%s/%s:%d: %s: only %s sets up a run (temp dir, registry options, retries and their report, signing of a registry destination); open a session there",
+			p.path, c.file, c.line, c.call, sessionFile))
+	}
+	return problems
 }
 
 // addLongFuncs records the function declarations of f (the file name)

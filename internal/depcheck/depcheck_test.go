@@ -27,6 +27,9 @@ type pkg struct {
 	lines       int                 // lines of the files that are not tests
 	longFuncs   []longFunc          // functions over maxFuncLines in files that are not tests
 	httpCalls   []httpCall          // registryIO calls in files that are not tests
+	// sessionCalls are uses of sessionParts and sessionMethods in files
+	// that are not tests.
+	sessionCalls []httpCall
 }
 
 // httpCall is one use of a registryIO function: "remote.Head" at file:line.
@@ -118,6 +121,18 @@ func TestCheckCatchesBreaches(t *testing.T) {
 		{"an exception is for its package only", with(func(p map[string]*pkg) {
 			p["internal/release"].httpCalls = []httpCall{{file: "x.go", line: 1, call: "http.Client{}"}}
 		}), "internal/release/x.go:1: http.Client{}"},
+		{"a command sets up its own retries", with(func(p map[string]*pkg) {
+			p["internal/release"].sessionCalls = []httpCall{{file: "index_request.go", line: 9, call: "registry.WithRetries"}}
+		}), "internal/release/index_request.go:9: registry.WithRetries: only internal/release/session.go sets up a run"},
+		{"registry options built outside the session", with(func(p map[string]*pkg) {
+			p["internal/join"].sessionCalls = []httpCall{{file: "source.go", line: 3, call: "imageref.Options{}"}}
+		}), "internal/join/source.go:3: imageref.Options{}"},
+		{"a destination signed outside the session", with(func(p map[string]*pkg) {
+			p["internal/release"].sessionCalls = []httpCall{{file: "merge_request.go", line: 5, call: ".SignWith"}}
+		}), "internal/release/merge_request.go:5: .SignWith"},
+		{"publish's exception is for its package only", with(func(p map[string]*pkg) {
+			p["internal/release"].sessionCalls = []httpCall{{file: "verify_request.go", line: 1, call: "imageref.Options{}"}}
+		}), "internal/release/verify_request.go:1: imageref.Options{}"},
 		{"a package without a role", append(base(), pkg{path: "internal/newthing"}),
 			"internal/newthing has no role: add it to roles"},
 		{"a role without a package", slices.DeleteFunc(base(), func(p pkg) bool { return p.path == "internal/gitmeta" }),
@@ -149,6 +164,9 @@ func TestCheckCatchesBreaches(t *testing.T) {
 		p["internal/registry"].httpCalls = []httpCall{{file: "raw.go", line: 1, call: "http.Client{}"}, {file: "read.go", line: 2, call: "remote.Get"}}
 		p["internal/sign"].httpCalls = []httpCall{{file: "rekor.go", line: 28, call: "http.Client{}"}}
 		p["test/faultproxy"].httpCalls = []httpCall{{file: "forward.go", line: 20, call: "http.NewRequestWithContext"}}
+		p["internal/release"].sessionCalls = []httpCall{{file: "session.go", line: 1, call: "registry.WithRetries"}, {file: "session.go", line: 2, call: ".SignWith"}}
+		p["internal/publish"].sessionCalls = []httpCall{{file: "registry.go", line: 3, call: "imageref.Options{}"}}
+		p["internal/testkit"].sessionCalls = []httpCall{{file: "x.go", line: 1, call: "imageref.Options{}"}}
 	})
 	assert.Empty(t, check(m, ok))
 }
@@ -172,6 +190,9 @@ func check(module string, pkgs []pkg) []string {
 		problems = append(problems, checkFuncs(p)...)
 		if from != fixture && from != suite && p.path != registryPackage {
 			problems = append(problems, checkHTTP(p)...)
+		}
+		if from != fixture && from != suite {
+			problems = append(problems, checkSession(p)...)
 		}
 		if from != command && from != suite {
 			for _, r := range p.envReads {
@@ -318,6 +339,7 @@ func (p *pkg) addFile(path string) error {
 		p.lines += fset.File(f.Pos()).LineCount()
 		p.addLongFuncs(fset, f, name)
 		p.addHTTPCalls(fset, f, name)
+		p.addSessionCalls(fset, f, name)
 	}
 	osName := ""
 	for _, spec := range f.Imports {

@@ -176,6 +176,31 @@ var registryIO = map[string][]string{
 	"net/http": {"NewRequest", "NewRequestWithContext", "Get", "Post", "Head", "PostForm", "Client{}"},
 }
 
+// sessionFile is where a run is set up (issue 40): the temporary
+// directory, the registry options and the blob store, the transport stack
+// with its retries, the report of retries and unused --insecure-registry
+// values, and the signing of a registry destination. A command that set
+// up its own would drift from the others (index once lacked the
+// --insecure-registry warning).
+const sessionFile = "internal/release/session.go"
+
+// sessionParts are the functions and types (a composite literal as
+// "Options{}") only sessionFile uses; sessionMethods the methods.
+var sessionParts = map[string][]string{
+	"github.com/helperbuild/helperbuild/internal/registry": {"WithRetries", "ReportRetries", "WarnUnusedInsecure"},
+	"github.com/helperbuild/helperbuild/internal/imageref": {"Options{}"},
+}
+
+var sessionMethods = []string{"SignWith"}
+
+// sessionExceptions are the uses allowed outside sessionFile, per package,
+// and why.
+var sessionExceptions = map[string][]string{
+	// ToRegistry's own anonymous Session for a caller that brings none
+	// (publish's tests); every release passes the session's.
+	"internal/publish": {"imageref.Options{}"},
+}
+
 // registryIOExceptions are the uses allowed outside registryPackage, per
 // package, and why. publish has none: its pushes, tags, manifest HEADs and
 // signature reads go through registry.Session, its raw manifests through

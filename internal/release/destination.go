@@ -214,19 +214,30 @@ type destination interface {
 	PlatformTag(img publish.Image, tag string) string
 }
 
-// Open makes the publish.Destination of the run: registries are reached
-// with images; an archive is built in tmp with file times at the epoch.
-func (p *Prepared) Open(ctx context.Context, images imageref.Options, tmp string) (publish.Destination, error) {
-	return p.open(ctx, images, tmp)
+// Open opens the run's destination as Execute does before building, in a
+// session of its own that end closes (removing its directory).
+func (p *Prepared) Open(ctx context.Context) (dest publish.Destination, end func(), err error) {
+	s, err := openSession(p.Registry, "open", "", p.Logger, p.RetryLogger)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := p.open(ctx, s)
+	if err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	return d, s.Close, nil
 }
 
-func (p *Prepared) open(ctx context.Context, images imageref.Options, tmp string) (destination, error) {
+// open makes the publish.Destination of the run: registries are reached
+// in s; an archive is built in s's directory with file times at the epoch.
+func (p *Prepared) open(ctx context.Context, s *session) (destination, error) {
 	d := p.Dest
 	switch d.Where {
 	case InLayout, InArchive:
 		layout := publish.Layout{Ref: d.Output, Single: d.single, Logger: p.Logger}
 		if d.Where == InArchive {
-			return &publish.Archive{Layout: layout, TempDir: tmp, Epoch: p.Meta.Created}, nil
+			return &publish.Archive{Layout: layout, TempDir: s.tmp, Epoch: p.Meta.Created}, nil
 		}
 		return &layout, nil
 	}
@@ -234,13 +245,12 @@ func (p *Prepared) open(ctx context.Context, images imageref.Options, tmp string
 	for _, img := range p.Plan.Images {
 		names = append(names, img.Name)
 	}
-	reg, err := publish.NewRegistry(d.Naming, names, images, p.Logger)
+	if d.Where != Pending {
+		return s.registryDestination(d.Naming, names, p.signing)
+	}
+	reg, err := s.registryDestination(d.Naming, names, publish.Signing{}) // a job's share is not signed
 	if err != nil {
 		return nil, err
-	}
-	if d.Where != Pending {
-		reg.SignWith(p.signing)
-		return reg, nil
 	}
 	return &publish.ByDigest{Registry: reg, PartFile: d.partFile, Part: d.Part, ImagePlatforms: d.imagePlatforms, Contracts: d.contracts}, nil
 }

@@ -3,9 +3,7 @@ package release
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -15,7 +13,6 @@ import (
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
-	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // IndexRequest is an index run (helperbuild index) as the command gathered
@@ -130,8 +127,7 @@ func PrepareIndex(req IndexRequest) (*PreparedIndex, error) {
 	}
 	ci := req.CI
 	pi.opts = IndexOptions{Sources: sources, Name: name, Tags: tags,
-		Join: join.Options{Platforms: req.Platforms, FixPlatform: req.FixPlatform, Jobs: req.Jobs,
-			Images: imageref.Options{Keychain: req.Registry.Keychain, Insecure: req.Registry.Insecure, UserAgent: req.Registry.UserAgent}},
+		Join:   join.Options{Platforms: req.Platforms, FixPlatform: req.FixPlatform, Jobs: req.Jobs},
 		Attest: Attest{Mode: mode, HelperbuildVersion: req.HelperbuildVersion, CI: ci.attest()},
 	}
 	if pi.signing, pi.signer, err = req.Sign.signing(req.Registry); err != nil {
@@ -199,30 +195,23 @@ func indexPlacements(tags, insecure []string) ([]publish.Placement, error) {
 // and nothing is.
 func (pi *PreparedIndex) Execute(ctx context.Context, obs Observer) (*Report, error) {
 	obs = obs.defaults()
-	tmp, err := os.MkdirTemp("", "helperbuild-index-")
+	s, err := openSession(pi.Registry, "index", "", obs.Logger, obs.RetryLogger)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer s.Close()
 	opts := pi.opts
-	opts.Join.TempDir, opts.Join.Images.Blobs = tmp, imageref.NewBlobs(filepath.Join(tmp, "blobs"))
-	imgOpts, rt, err := registry.WithRetries(opts.Join.Images, pi.Registry.retries(), obs.RetryLogger)
-	if err != nil {
-		return nil, err
-	}
-	defer registry.ReportRetries(obs.Logger, rt)
-	opts.Join.Images, opts.Logger = imgOpts, obs.Logger
+	opts.Join.TempDir, opts.Join.Images, opts.Logger = s.tmp, s.images, obs.Logger
 	ps := opts.Join.Platforms
 	if ps == nil && pi.GitLabHelper != "" && len(opts.Sources) == len(join.GitLabHelperPlatforms()) {
 		ps = join.GitLabHelperPlatforms()
 	}
 	obs.Progress.Event(progress.Event{Kind: progress.KindStart, Message: pi.Command, Destination: strings.Join(pi.refs, ", "),
 		Images: []string{opts.Name}, Platforms: platform.FormatAll(ps), AllPlatforms: "every platform of the sources"})
-	dest, err := publish.NewRegistry(pi.placed, []string{opts.Name}, imgOpts, obs.Logger)
+	dest, err := s.registryDestination(pi.placed, []string{opts.Name}, pi.signing)
 	if err != nil {
 		return nil, err
 	}
-	dest.SignWith(pi.signing)
 	if !pi.DryRun {
 		if err := dest.Hooks(ctx).Preflight(ctx); err != nil {
 			return nil, err

@@ -44,13 +44,13 @@ func CheckBasePlatforms(ctx context.Context, base string, want []string, reg Reg
 	if err != nil {
 		return err
 	}
-	opts := imageref.Options{Keychain: reg.Keychain, Insecure: reg.Insecure, UserAgent: reg.UserAgent}
 	reg.Retries, reg.Timeout = initBaseRetries, initBaseTimeout
-	opts, _, err = registry.WithRetries(opts, reg.retries(), nil)
+	s, err := openSession(reg, "init", "", nil, nil)
 	if err != nil {
 		return &InputError{err}
 	}
-	a, err := registry.Read(ctx, ref, opts)
+	defer s.Close()
+	a, err := registry.Read(ctx, ref, s.images)
 	if err != nil {
 		return fmt.Errorf("--base: %w (init reads the base to check its platforms; give --offline to write the files without that check)", err)
 	}

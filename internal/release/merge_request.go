@@ -13,7 +13,6 @@ import (
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
-	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // MergeRequest is a merge run as the command gathered it: the part files
@@ -79,7 +78,6 @@ func PrepareMerge(req MergeRequest) (*PreparedMerge, error) {
 	if err := checkOutputFile("--metadata-file", req.Outputs.Metadata); err != nil {
 		return nil, err
 	}
-	opts.Images = imageref.Options{Keychain: req.Registry.Keychain, Insecure: req.Registry.Insecure, UserAgent: req.Registry.UserAgent}
 	pm := &PreparedMerge{MergeRequest: req, opts: opts, parts: make([]*part.File, len(req.Parts))}
 	var err error
 	if pm.signing, pm.signer, err = req.Sign.signing(req.Registry); err != nil {
@@ -98,14 +96,13 @@ func PrepareMerge(req MergeRequest) (*PreparedMerge, error) {
 // writes the output files, reporting to obs.
 func (pm *PreparedMerge) Execute(ctx context.Context, obs Observer) (*Report, error) {
 	obs = obs.defaults()
-	imgOpts, rt, err := registry.WithRetries(pm.opts.Images, pm.Registry.retries(), obs.RetryLogger)
+	s, err := openSession(pm.Registry, "merge", "", obs.Logger, obs.RetryLogger)
 	if err != nil {
 		return nil, err
 	}
-	defer registry.ReportRetries(obs.Logger, rt)
-	defer registry.WarnUnusedInsecure(obs.Logger, rt, pm.opts.Images.Insecure)
+	defer s.Close()
 	opts := pm.opts
-	opts.Images, opts.Logger = imgOpts, obs.Logger
+	opts.Images, opts.Logger = s.images, obs.Logger
 	m, err := PlanMerge(pm.parts, opts)
 	if err != nil {
 		return nil, err
@@ -121,11 +118,10 @@ func (pm *PreparedMerge) Execute(ctx context.Context, obs Observer) (*Report, er
 	if err := checkDotenvFile(pm.Outputs.Dotenv, m.dotenvImages(pm.signer)); err != nil {
 		return nil, err
 	}
-	dest, err := publish.NewRegistry(m.Naming(), m.Names(), imgOpts, obs.Logger)
+	dest, err := s.registryDestination(m.Naming(), m.Names(), pm.signing)
 	if err != nil {
 		return nil, err
 	}
-	dest.SignWith(pm.signing)
 	if err := dest.Hooks(ctx).Preflight(ctx); err != nil {
 		return nil, err
 	}

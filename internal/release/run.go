@@ -3,14 +3,11 @@ package release
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
-	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // Run prepares req and executes it, reporting to obs: the whole build or push, its files
@@ -45,29 +42,13 @@ func (p *Prepared) Execute(ctx context.Context, obs Observer) (*Report, error) {
 		e.Binaries = append(e.Binaries, b.Main)
 	}
 	p.Progress.Event(e)
-	tmp, err := os.MkdirTemp("", "helperbuild-")
+	s, err := openSession(p.Registry, "run", p.CacheDir, p.Logger, p.RetryLogger)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	opts := p.registryOptions()
-	opts.TempDir = tmp
-	// Every base blob is fetched once per run, however many platforms,
-	// images and checks read it; with a cache, once per cache (base
-	// layers, manifests and configs: the tag is still asked every run).
-	opts.Blobs = imageref.NewBlobs(filepath.Join(tmp, "blobs"))
-	if p.CacheDir != "" {
-		opts.Blobs = imageref.KeepBlobs(filepath.Join(p.CacheDir, "bases"))
-	}
-	r := &runState{tmp: tmp}
-	imgOpts, rt, err := registry.WithRetries(opts, p.Registry.retries(), p.RetryLogger)
-	if err != nil {
-		return nil, err
-	}
-	defer registry.ReportRetries(p.Logger, rt)
-	defer registry.WarnUnusedInsecure(p.Logger, rt, opts.Insecure)
-	r.images = imgOpts
-	dest, err := p.open(ctx, r.images, r.tmp)
+	defer s.Close()
+	r := &runState{tmp: s.tmp, images: s.images}
+	dest, err := p.open(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -102,14 +83,6 @@ func (p *Prepared) buildOptions(ctx context.Context, r *runState, dest destinati
 		OnImage:          hooks.OnImage,
 		OnLayer:          hooks.OnLayer,
 	}
-}
-
-func (r *Request) registryOptions() imageref.Options {
-	return imageref.Options{Keychain: r.Registry.Keychain, Insecure: r.Registry.Insecure, UserAgent: r.Registry.UserAgent}
-}
-
-func (r Registry) retries() registry.Retries {
-	return registry.Retries{Retries: r.Retries, Timeout: r.Timeout}
 }
 
 // tail is how a run ends, the same for build, push and merge (and a join

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -49,28 +48,22 @@ func (t *VerifyTarget) Verify(ctx context.Context, opts verify.Options, reg Regi
 	if err := checkOutputFile("--metadata-file", metadata); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "helperbuild-verify-")
+	// Checks read some layers more than once, and platforms share layers:
+	// the session's blob store fetches each blob once, and a reader only
+	// ever opens a complete one.
+	s, err := openSession(reg, "verify", "", obs.Logger, obs.RetryLogger)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	opts.TempDir = tmp
+	defer s.Close()
+	opts.TempDir = s.tmp
 	if opts.Run {
 		// Nothing is downloaded where nothing could run.
-		if err := (&sandbox.Runner{}).Probe(ctx, tmp); err != nil {
+		if err := (&sandbox.Runner{}).Probe(ctx, s.tmp); err != nil {
 			return nil, fmt.Errorf("verify --run: %w", err)
 		}
 	}
-	// Checks read some layers more than once, and platforms share layers:
-	// the blob store fetches each blob once, and a reader only ever opens a
-	// complete one.
-	imgOpts, rt, err := registry.WithRetries(imageref.Options{Keychain: reg.Keychain, Insecure: reg.Insecure, TempDir: tmp,
-		Blobs: imageref.NewBlobs(filepath.Join(tmp, "blobs"))}, reg.retries(), obs.RetryLogger)
-	if err != nil {
-		return nil, err
-	}
-	defer registry.ReportRetries(obs.Logger, rt)
-	defer registry.WarnUnusedInsecure(obs.Logger, rt, reg.Insecure)
+	imgOpts := s.images
 	a, err := registry.Read(ctx, t.ref, imgOpts)
 	if err != nil {
 		return nil, err
