@@ -41,6 +41,12 @@ func GoInfo(r io.ReaderAt) (*GoBuild, bool, error) {
 		}
 		return nil, false, fmt.Errorf("Go build info: %w", err)
 	}
+	return GoBuildOf(bi), true, nil
+}
+
+// GoBuildOf is the part of bi that decides where a Go binary runs, of any
+// executable format (internal/pecheck reads Windows binaries with it).
+func GoBuildOf(bi *buildinfo.BuildInfo) *GoBuild {
 	g := &GoBuild{GoVersion: bi.GoVersion, Path: bi.Path}
 	for _, s := range bi.Settings {
 		switch s.Key {
@@ -56,7 +62,7 @@ func GoInfo(r io.ReaderAt) (*GoBuild, bool, error) {
 			g.CGOEnabled = s.Value
 		}
 	}
-	return g, true, nil
+	return g
 }
 
 // Platform is the platform info was built for: GOARM=6 is arm/v6, GOARM=7

@@ -11,6 +11,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
@@ -117,11 +118,8 @@ func CheckFile(path string, p v1.Platform) error {
 }
 
 // GoBuild is the part of a Go binary's build settings that decides where it
-// runs; empty fields were not recorded.
-type GoBuild struct {
-	GoVersion, Path       string
-	GOOS, GOARCH, GOAMD64 string
-}
+// runs, whatever its executable format; empty fields were not recorded.
+type GoBuild = elfcheck.GoBuild
 
 // GoInfo returns the build information of the Go PE executable in r; ok is
 // false, with a nil error, for a PE file that is not a Go binary.
@@ -137,18 +135,7 @@ func GoInfo(r io.ReaderAt) (*GoBuild, bool, error) {
 		}
 		return nil, false, fmt.Errorf("Go build info: %w", err)
 	}
-	g := &GoBuild{GoVersion: bi.GoVersion, Path: bi.Path}
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "GOOS":
-			g.GOOS = s.Value
-		case "GOARCH":
-			g.GOARCH = s.Value
-		case "GOAMD64":
-			g.GOAMD64 = s.Value
-		}
-	}
-	return g, true, nil
+	return elfcheck.GoBuildOf(bi), true, nil
 }
 
 // CheckGo compares the build settings in info with p: GOOS, GOARCH and
