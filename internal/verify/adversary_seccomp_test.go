@@ -45,8 +45,11 @@ func TestRunDeniedCallsAndMemory(t *testing.T) {
 		RunLimits: sandbox.Limits{Memory: 512 << 20, Processes: 1000}, Sandbox: &sandbox.Runner{Started: tr.Started}})
 	require.NoError(t, err)
 	got := runChecks(r)
+	// Which process the kernel kills first at the limit is its choice (on
+	// a busy machine the parent too): the program then ends killed rather
+	// than exiting 1; the verdict is the same.
 	memory := regexp.MustCompile(`^FAIL linux/amd64: /usr/bin/fork-memory --version: the run reached its total memory limit of 512 MiB: ` +
-		`the kernel killed [1-9][0-9]* of its processes \(exit status 1\)$`)
+		`the kernel killed [1-9][0-9]* of its processes \((exit status 1|signal: killed)\)$`)
 	var memoryFindings int
 	for _, line := range got {
 		if memory.MatchString(line) {
