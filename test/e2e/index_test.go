@@ -252,7 +252,8 @@ func TestIndexOfCBinaries(t *testing.T) {
 	s.step(t, "the busybox index, re-joined", func(t *testing.T) {
 		res := s.mustHelperbuild(t, t.TempDir(), env, "index", "--platforms", platformList(targets), "--tag", r.ref("mirror/busybox:1"), r.ref(baseRepo+":"+baseTag))
 		for _, tg := range targets {
-			assert.Contains(t, res.Stdout, tg.Platform+"  "+r.ref(baseRepo+":"+baseTag)+" (sha256:")
+			// The sources column is aligned to the longest platform name.
+			assert.Regexp(t, `(?m)^\s+`+regexp.QuoteMeta(tg.Platform)+` +`+regexp.QuoteMeta(r.ref(baseRepo+":"+baseTag))+` \(sha256:`, res.Stdout)
 		}
 		s.mustHelperbuild(t, t.TempDir(), env, "verify", "--platforms", platformList(targets), r.ref("mirror/busybox:1"))
 	})
