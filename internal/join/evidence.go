@@ -2,7 +2,6 @@ package join
 
 import (
 	"archive/tar"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -106,31 +105,10 @@ func readEvidence(ctx context.Context, img v1.Image, want v1.Platform, tmpDir st
 // spool copies r to a temporary file in dir and calls fn with it when r is
 // an ELF file, or (exe) a PE file ("MZ"); other files are skipped unread
 // past their first bytes.
-func spool(r io.Reader, dir string, exe bool, fn func(f *os.File, pe bool) error) (err error) {
-	magic := make([]byte, 4)
-	n, err := io.ReadFull(r, magic)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return err
-	}
-	isPE := exe && n >= 2 && string(magic[:2]) == "MZ"
-	if !isPE && !elfcheck.IsELF(magic[:n]) {
-		return nil
-	}
-	f, err := os.CreateTemp(dir, "bin-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		cerr := f.Close()
-		rerr := os.Remove(f.Name())
-		if err == nil {
-			err = errors.Join(cerr, rerr)
-		}
-	}()
-	if _, err := io.Copy(f, io.MultiReader(bytes.NewReader(magic[:n]), r)); err != nil {
-		return fmt.Errorf("spool to %s: %w", f.Name(), err)
-	}
-	return fn(f, isPE)
+func spool(r io.Reader, dir string, exe bool, fn func(f *os.File, pe bool) error) error {
+	isPE := func(magic []byte) bool { return exe && len(magic) >= 2 && string(magic[:2]) == "MZ" }
+	keep := func(magic []byte) bool { return isPE(magic) || elfcheck.IsELF(magic) }
+	return elfcheck.Spool(r, dir, keep, func(f *os.File, magic []byte) error { return fn(f, isPE(magic)) })
 }
 
 // windowsPath turns a Windows layer path (Files/helper/x.exe) into the
