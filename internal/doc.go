@@ -22,5 +22,6 @@
 //	            v
 //	shared   platform  part  progress  elfcheck  pecheck  attestspec  rootfs  execerr
 //
-//	fixture  testkit  tartest  depcheck  sandbox/sandboxtest  gitlabbase (tests only)
+//	depcheck (these rules, a test)   fixture/: fixture/testkit  fixture/tartest  fixture/sandboxtest
+//	         fixture/gitlabbase (test-only packages, apart from the product)
 package internal

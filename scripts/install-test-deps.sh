@@ -9,7 +9,7 @@
 #      pinned, as distribution-v3), the second registry implementation;
 #   2. .debs for amd64, arm64, armhf, ppc64el and s390x in a cache directory: busybox-static
 #      (the suite builds its multi-arch base image from it) and the packages of a GitLab-like
-#      base (internal/gitlabbase). Foreign architectures are added to dpkg only for the
+#      base (internal/fixture/gitlabbase). Foreign architectures are added to dpkg only for the
 #      download and removed again; nothing is installed from them.
 #
 # With the argument unit (make unit), only what the unit tests run on the host: qemu-user-static
@@ -206,7 +206,7 @@ done
 
 # --- 2. .debs of five architectures -----------------------------------------------------------
 # busybox/: busybox-static, the suite's base image. gitlab-base/: what a GitLab-like base is made
-# of (internal/gitlabbase: bash-static, busybox-static, dumb-init and the libc it links, git with
+# of (internal/fixture/gitlabbase: bash-static, busybox-static, dumb-init and the libc it links, git with
 # its libraries, git-lfs) for the start-up runs of verify.
 gitlab_base_pkgs="bash-static busybox-static dumb-init libc6 git git-lfs libpcre2-8-0 zlib1g"
 

@@ -21,8 +21,8 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/release"
 	"github.com/helperbuild/helperbuild/internal/sandbox"
-	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/sandboxtest"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // run drives the CLI like a user would, with a fixed environment.

@@ -19,7 +19,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/release"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/")

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // readmeExitCodes is README.md's exit-code table: each code and its

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
+	"github.com/helperbuild/helperbuild/internal/fixture/sandboxtest"
 )
 
 // --max-layers-size bounds what verify decompresses, without --run too: a

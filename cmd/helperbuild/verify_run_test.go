@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/sandboxtest"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 var (

@@ -20,7 +20,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/crossbuild"
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // writeModule writes a module example.com/hello with the given files into a

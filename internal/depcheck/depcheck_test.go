@@ -85,10 +85,12 @@ func TestCheckCatchesBreaches(t *testing.T) {
 			"internal/platform (shared) imports internal/recipe (stage)"},
 		{"release imports the command", with(func(p map[string]*pkg) { p["internal/release"].imports = imp(m+"/cmd/helperbuild", "x.go") }),
 			"internal/release (wiring) imports cmd/helperbuild (command)"},
-		{"a fixture outside tests", with(func(p map[string]*pkg) { p["internal/publish"].imports = imp(m+"/internal/testkit", "upload.go") }),
-			"internal/publish (stage) imports internal/testkit (fixture) in upload.go"},
-		{"the command imports a fixture", with(func(p map[string]*pkg) { p["cmd/helperbuild"].imports = imp(m+"/internal/testkit", "run.go") }),
-			"cmd/helperbuild (command) imports internal/testkit (fixture)"},
+		{"a fixture outside tests", with(func(p map[string]*pkg) {
+			p["internal/publish"].imports = imp(m+"/internal/fixture/testkit", "upload.go")
+		}),
+			"internal/publish (stage) imports internal/fixture/testkit (fixture) in upload.go"},
+		{"the command imports a fixture", with(func(p map[string]*pkg) { p["cmd/helperbuild"].imports = imp(m+"/internal/fixture/testkit", "run.go") }),
+			"cmd/helperbuild (command) imports internal/fixture/testkit (fixture)"},
 		{"a stage's test imports a stage", with(func(p map[string]*pkg) { p["internal/layer"].testImports = imp(m+"/internal/manifest", "x_test.go") }),
 			"internal/layer (stage) imports internal/manifest (stage) in x_test.go"},
 		{"cobra below the command", with(func(p map[string]*pkg) { p["internal/release"].imports = imp("github.com/spf13/cobra", "x.go") }),
@@ -152,13 +154,13 @@ func TestCheckCatchesBreaches(t *testing.T) {
 	// Allowed edges pass: a stage's test on a fixture, release on a stage,
 	// the command on release and cobra, a suite on anything.
 	ok := with(func(p map[string]*pkg) {
-		p["internal/layer"].testImports = imp(m+"/internal/testkit", "x_test.go")
+		p["internal/layer"].testImports = imp(m+"/internal/fixture/testkit", "x_test.go")
 		p["internal/release"].imports = imp(m+"/internal/layer", "x.go")
 		p["cmd/helperbuild"].imports = map[string][]string{m + "/internal/release": {"x.go"}, "github.com/spf13/cobra": {"x.go"}}
 		p["cmd/helperbuild"].lines = maxCommandLines
 		p["internal/publish"].imports = imp(m+"/internal/registry", "x.go")
 		p["cmd/helperbuild"].envReads = []string{"main.go:1: os.Environ"}
-		p["test/e2e"].imports = imp(m+"/internal/testkit", "x.go")
+		p["test/e2e"].imports = imp(m+"/internal/fixture/testkit", "x.go")
 		p["internal/layer"].longFuncs = []longFunc{{file: "write.go", name: "Write", line: 10, lines: maxFuncLines}}
 		p["internal/dockerfile"].longFuncs = []longFunc{{file: "apply.go", name: "dispatch", line: 101, lines: 93}}
 		p["internal/registry"].httpCalls = []httpCall{{file: "raw.go", line: 1, call: "http.Client{}"}, {file: "read.go", line: 2, call: "remote.Get"}}
@@ -166,7 +168,7 @@ func TestCheckCatchesBreaches(t *testing.T) {
 		p["test/faultproxy"].httpCalls = []httpCall{{file: "forward.go", line: 20, call: "http.NewRequestWithContext"}}
 		p["internal/release"].sessionCalls = []httpCall{{file: "session.go", line: 1, call: "registry.WithRetries"}, {file: "session.go", line: 2, call: ".SignWith"}}
 		p["internal/publish"].sessionCalls = []httpCall{{file: "registry.go", line: 3, call: "imageref.Options{}"}}
-		p["internal/testkit"].sessionCalls = []httpCall{{file: "x.go", line: 1, call: "imageref.Options{}"}}
+		p["internal/fixture/testkit"].sessionCalls = []httpCall{{file: "x.go", line: 1, call: "imageref.Options{}"}}
 	})
 	assert.Empty(t, check(m, ok))
 }
@@ -194,6 +196,9 @@ func check(module string, pkgs []pkg) []string {
 		if from != fixture && from != suite {
 			problems = append(problems, checkSession(p)...)
 		}
+		if where := apart(p.path, from); where != "" {
+			problems = append(problems, where)
+		}
 		if from != command && from != suite {
 			for _, r := range p.envReads {
 				problems = append(problems, fmt.Sprintf("%s reads the environment at %s: only the command does; pass the value in", p.path, r))
@@ -207,6 +212,23 @@ func check(module string, pkgs []pkg) []string {
 	}
 	sort.Strings(problems)
 	return problems
+}
+
+// fixtureDir is where the test-only packages live, apart from the
+// product, so that ls internal lists only what ships.
+const fixtureDir = "internal/fixture/"
+
+// apart keeps test-only packages apart: a fixture lives under fixtureDir
+// (depcheck itself, the rules' home, excepted) and nothing else does.
+func apart(path string, r role) string {
+	under := strings.HasPrefix(path, fixtureDir)
+	switch {
+	case r == fixture && !under && path != "internal/depcheck":
+		return fmt.Sprintf("%s is test-only (fixture) but lives among the product's packages: move it under %s", path, fixtureDir)
+	case r != fixture && under:
+		return fmt.Sprintf("%s lives under %s but is %s: only test-only packages live there", path, fixtureDir, r)
+	}
+	return ""
 }
 
 // checkCommand holds the command thin: it imports only commandImports of
@@ -390,5 +412,26 @@ func TestMapNamesEveryPackage(t *testing.T) {
 			continue
 		}
 		assert.Contains(t, words, name, "internal/doc.go's map names %s", path)
+	}
+}
+
+// TestFixturesLiveApart checks the rule that keeps test-only packages out of
+// the product's list, both ways.
+func TestFixturesLiveApart(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		r    role
+		want string
+	}{
+		{"internal/fixture/testkit", fixture, ""},
+		{"internal/depcheck", fixture, ""},
+		{"internal/publish", stage, ""},
+		{"internal/testkit", fixture, "internal/testkit is test-only (fixture) but lives among the product's packages: move it under internal/fixture/"},
+		{"internal/fixture/retry", boundary, "internal/fixture/retry lives under internal/fixture/ but is io: only test-only packages live there"},
+	} {
+		assert.Equal(t, c.want, apart(c.path, c.r), c.path)
+	}
+	for path, r := range roles {
+		assert.Empty(t, apart(path, r), "the table itself")
 	}
 }

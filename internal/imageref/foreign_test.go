@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // A foreign layer read through a run's blob store is refused before any

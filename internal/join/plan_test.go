@@ -22,7 +22,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 func opts(t *testing.T, ps ...string) Options {

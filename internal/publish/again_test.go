@@ -18,7 +18,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/registry"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // releaseOnce runs what a push does with a Registry destination: each

@@ -28,8 +28,8 @@ import (
 	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/recipe"
-	"github.com/helperbuild/helperbuild/internal/tartest"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // alpineLike is a multi-arch base whose layer holds an os-release and an

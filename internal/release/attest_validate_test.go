@@ -28,8 +28,8 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/rootfs"
-	"github.com/helperbuild/helperbuild/internal/tartest"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // Every attestation of a real build, read by tools other than

@@ -21,7 +21,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/rootfs"
-	"github.com/helperbuild/helperbuild/internal/tartest"
+	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
 )
 
 // countingImage counts Layers calls.

@@ -21,7 +21,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/publish"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // benchPlatforms are sixteen platforms Go builds for; the first five are

@@ -23,7 +23,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/recipe"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 var epoch = time.Unix(1700000000, 0).UTC()

@@ -19,7 +19,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/retry"
 	"github.com/helperbuild/helperbuild/internal/sign"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 var signPlatforms = []v1.Platform{

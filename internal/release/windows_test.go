@@ -16,7 +16,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/pecheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/recipe"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // mixedBase pushes a base index with linux/amd64, linux/arm64 and two

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
+	"github.com/helperbuild/helperbuild/internal/fixture/sandboxtest"
 )
 
 // The runs' cgroups: a program that forks 50 children of 100 MiB each

@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/sandboxtest"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // adversaries holds the adversary built for "amd64" and "arm64" (run under

@@ -22,8 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/sandboxtest"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // arch is one way to run the adversary: natively or under qemu-user.

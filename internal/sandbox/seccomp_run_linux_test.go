@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
+	"github.com/helperbuild/helperbuild/internal/fixture/sandboxtest"
 )
 
 // Each call the filter denies, made by a program in the sandbox, is refused

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/sandbox"
-	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
+	"github.com/helperbuild/helperbuild/internal/fixture/sandboxtest"
 )
 
 // Each system call the sandbox's filter denies, made by an image's program

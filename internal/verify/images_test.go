@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/tartest"
+	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
 )
 
 // script is an executable text file.

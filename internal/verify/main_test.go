@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/helperbuild/helperbuild/internal/sandbox"
-	"github.com/helperbuild/helperbuild/internal/sandbox/sandboxtest"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/sandboxtest"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // bins holds the test binaries TestMain builds, by key: "amd64", "arm64"

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/rootfs"
-	"github.com/helperbuild/helperbuild/internal/tartest"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // runChecks returns the run checks of every platform: "platform: reason"

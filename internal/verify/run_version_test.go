@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/gitlabbase"
+	"github.com/helperbuild/helperbuild/internal/fixture/gitlabbase"
 	"github.com/helperbuild/helperbuild/internal/sandbox"
-	"github.com/helperbuild/helperbuild/internal/tartest"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // runArchs are the platforms the --run tables run on: amd64 natively (on

@@ -15,8 +15,8 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/registry"
-	"github.com/helperbuild/helperbuild/internal/tartest"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // sharedHelperIndex is a helper image for amd64 and arm64 whose manifests

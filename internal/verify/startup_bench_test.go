@@ -10,9 +10,9 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/gitlabbase"
+	"github.com/helperbuild/helperbuild/internal/fixture/gitlabbase"
 	"github.com/helperbuild/helperbuild/internal/sandbox"
-	"github.com/helperbuild/helperbuild/internal/tartest"
+	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
 )
 
 // BenchmarkStartUp measures both start-up runs of one platform of a complete

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/gitlabbase"
+	"github.com/helperbuild/helperbuild/internal/fixture/gitlabbase"
 	"github.com/helperbuild/helperbuild/internal/sandbox"
-	"github.com/helperbuild/helperbuild/internal/tartest"
+	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
 )
 
 // gitlabBaseDebs is where scripts/install-test-deps.sh caches the .debs of

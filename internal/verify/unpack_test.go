@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/rootfs"
-	"github.com/helperbuild/helperbuild/internal/tartest"
+	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
 )
 
 // A layer that reads back larger than its headers said when the tree was

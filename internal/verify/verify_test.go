@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/tartest"
+	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
 )
 
 // failures lists "platform check: reason" for every failed check and

@@ -26,7 +26,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/publish"
 	registryio "github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/retry"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // referrersRaceRuns is how many times two writers race for the same

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/gitlabbase"
+	"github.com/helperbuild/helperbuild/internal/fixture/gitlabbase"
 )
 
 // TestStartUpAgreesWithContainerd starts runner images made on GitLab-like bases (complete,

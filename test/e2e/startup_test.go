@@ -23,11 +23,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
-	"github.com/helperbuild/helperbuild/internal/gitlabbase"
+	"github.com/helperbuild/helperbuild/internal/fixture/gitlabbase"
 )
 
 // gitlabBaseCacheDir is where scripts/install-test-deps.sh keeps the .debs of the
-// GitLab-like bases (internal/gitlabbase).
+// GitLab-like bases (internal/fixture/gitlabbase).
 func gitlabBaseCacheDir() string {
 	return filepath.Join(filepath.Dir(busyboxCacheDir()), "gitlab-base")
 }

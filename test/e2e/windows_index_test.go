@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // TestIndexGitLabWindowsTags joins GitLab-style per-variant helper tags made here (x86_64,

@@ -21,7 +21,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/pecheck"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // TestMixedLinuxWindowsPush pushes, config-free, one tag for linux/amd64, linux/arm64 and

@@ -24,7 +24,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/retry"
-	"github.com/helperbuild/helperbuild/internal/testkit"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // multiArch is a two-platform index whose layers are big enough to be cut.
