@@ -19,10 +19,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/release"
-	"github.com/helperbuild/helperbuild/internal/sandbox"
 	"github.com/helperbuild/helperbuild/internal/fixture/sandboxtest"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
+	"github.com/helperbuild/helperbuild/internal/release"
+	"github.com/helperbuild/helperbuild/internal/sandbox"
 )
 
 // run drives the CLI like a user would, with a fixed environment.

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/release"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/")

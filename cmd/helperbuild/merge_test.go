@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/release"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 const fanOutRecipe = `platforms: [linux/amd64, linux/arm64, linux/arm/v7, linux/ppc64le, linux/s390x]

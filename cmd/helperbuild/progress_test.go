@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
+	"github.com/helperbuild/helperbuild/internal/progress"
 )
 
 // pushExample pushes the bundled example (two images × five platforms) to

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/rootfs"
 	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // scanBase flattens layers once with a BaseScan and returns the binaries

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/rootfs"
 	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // apkSnippet is an Alpine 3.20 armv7 database cut down to four packages,

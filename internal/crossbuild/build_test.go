@@ -19,8 +19,8 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/crossbuild"
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
-	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
+	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
 // writeModule writes a module example.com/hello with the given files into a

@@ -20,9 +20,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 func opts(t *testing.T, ps ...string) Options {

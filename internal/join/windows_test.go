@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
+	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
 // gitlabWindows pushes, to an in-process registry whose requests log

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/registry"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // releaseOnce runs what a push does with a Registry destination: each

@@ -21,9 +21,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/registry"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // testIndex is a two-platform OCI index of random images.

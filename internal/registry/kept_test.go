@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
+	"github.com/helperbuild/helperbuild/internal/imageref"
 )
 
 // seen is what a read of every platform of a shows: per platform, the

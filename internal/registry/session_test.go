@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/progress"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // failOnce answers the first request that match picks with a 503.

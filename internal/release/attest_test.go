@@ -26,10 +26,10 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/attestspec"
-	"github.com/helperbuild/helperbuild/internal/platform"
-	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
 // alpineLike is a multi-arch base whose layer holds an os-release and an

@@ -27,9 +27,9 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
-	"github.com/helperbuild/helperbuild/internal/rootfs"
 	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // Every attestation of a real build, read by tools other than

@@ -16,10 +16,10 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/join"
 	"github.com/helperbuild/helperbuild/internal/publish"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // statementAbout is an in-toto statement of predicate about subject, the

@@ -18,11 +18,11 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/join"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/publish"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
 

@@ -16,12 +16,12 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/publish"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // benchPlatforms are sixteen platforms Go builds for; the first five are

@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/pecheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/recipe"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // mixedBase pushes a base index with linux/amd64, linux/arm64 and two

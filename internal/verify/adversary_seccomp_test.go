@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/sandbox"
 	"github.com/helperbuild/helperbuild/internal/fixture/sandboxtest"
+	"github.com/helperbuild/helperbuild/internal/sandbox"
 )
 
 // Each system call the sandbox's filter denies, made by an image's program

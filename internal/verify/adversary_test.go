@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/sandbox"
 	"github.com/helperbuild/helperbuild/internal/fixture/sandboxtest"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
+	"github.com/helperbuild/helperbuild/internal/sandbox"
 )
 
 func needQemu(t *testing.T) {

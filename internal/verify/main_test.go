@@ -8,9 +8,9 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/helperbuild/helperbuild/internal/sandbox"
 	"github.com/helperbuild/helperbuild/internal/fixture/sandboxtest"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
+	"github.com/helperbuild/helperbuild/internal/sandbox"
 )
 
 // bins holds the test binaries TestMain builds, by key: "amd64", "arm64"

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/rootfs"
 	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // runChecks returns the run checks of every platform: "platform: reason"

@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/helperbuild/helperbuild/internal/imageref"
-	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
+	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // sharedHelperIndex is a helper image for amd64 and arm64 whose manifests

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/fixture/gitlabbase"
-	"github.com/helperbuild/helperbuild/internal/sandbox"
 	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
+	"github.com/helperbuild/helperbuild/internal/sandbox"
 )
 
 // BenchmarkStartUp measures both start-up runs of one platform of a complete

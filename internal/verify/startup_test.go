@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/fixture/gitlabbase"
-	"github.com/helperbuild/helperbuild/internal/sandbox"
 	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
+	"github.com/helperbuild/helperbuild/internal/sandbox"
 )
 
 // gitlabBaseDebs is where scripts/install-test-deps.sh caches the .debs of

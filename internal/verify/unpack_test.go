@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helperbuild/helperbuild/internal/rootfs"
 	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // A layer that reads back larger than its headers said when the tree was

@@ -22,11 +22,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	registryio "github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/retry"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // referrersRaceRuns is how many times two writers race for the same

@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
-	"github.com/helperbuild/helperbuild/internal/pecheck"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
+	"github.com/helperbuild/helperbuild/internal/pecheck"
 )
 
 // TestMixedLinuxWindowsPush pushes, config-free, one tag for linux/amd64, linux/arm64 and

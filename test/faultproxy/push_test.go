@@ -20,11 +20,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/retry"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // multiArch is a two-platform index whose layers are big enough to be cut.
