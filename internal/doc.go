@@ -13,7 +13,7 @@
 //	stage    recipe -> crossbuild -> dockerfile -> layer -> manifest -> verify -> publish
 //	         (plan)    (compile)     (apply)       (write)  (assemble)  (check)   (place, tags last)
 //	         beside:   attest (SBOM, provenance)   scaffold (init)   join (existing images -> index entries)
-//	                   sign (cosign signatures)
+//	                   sign (cosign signatures)   merge (part files -> checked index entries)
 //	            |
 //	            v
 //	io       registry (the one HTTP stack: retries, reads, writes, referrers)  imageref (read images)

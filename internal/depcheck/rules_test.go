@@ -61,6 +61,7 @@ var roles = map[string]role{
 	"internal/crossbuild":         stage,
 	"internal/dockerfile":         stage,
 	"internal/join":               stage,
+	"internal/merge":              stage,
 	"internal/layer":              stage,
 	"internal/manifest":           stage,
 	"internal/verify":             stage,

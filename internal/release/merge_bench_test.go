@@ -19,6 +19,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
+	"github.com/helperbuild/helperbuild/internal/merge"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/publish"
@@ -30,7 +31,7 @@ const benchPlatforms = "linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux
 	"linux/riscv64,linux/386,linux/arm/v6,linux/arm/v5,linux/amd64/v3,linux/ppc64," +
 	"linux/mips64le,linux/mips64,linux/mipsle,linux/mips,linux/loong64"
 
-// BenchmarkMerge measures merge (PlanMerge, Run and the publishing of
+// BenchmarkMerge measures merge (merge.New, Run, mergedResult and the publishing of
 // indexes and tags) of 5 and 16 platforms x 2 images whose jobs pushed to
 // a local docker-registry, and counts its requests. Each iteration merges
 // parts whose index annotations differ from the last, so every index is
@@ -48,7 +49,7 @@ func BenchmarkMerge(b *testing.B) {
 		b.Run(fmt.Sprintf("platforms=%d/images=2", n), func(b *testing.B) {
 			parts, layers := benchParts(b, host, all[:n], "helper", "runner")
 			counter := &countingTransport{next: http.DefaultTransport.(*http.Transport).Clone()}
-			opts := MergeOptions{Images: imageref.Options{Insecure: []string{host}, Transport: counter}}
+			opts := merge.Options{Images: imageref.Options{Insecure: []string{host}, Transport: counter}, ConfigAgrees: configAgrees}
 			run := 0
 			for b.Loop() {
 				run++
@@ -57,15 +58,19 @@ func BenchmarkMerge(b *testing.B) {
 						f.Images[i].Annotations["org.example.bench.run"] = fmt.Sprint(run)
 					}
 				}
-				m, err := PlanMerge(parts, opts)
+				m, err := merge.New(parts, opts)
 				if err != nil {
 					b.Fatal(err)
 				}
-				res, err := m.Run(b.Context())
+				checked, err := m.Run(b.Context())
 				if err != nil {
 					b.Fatal(err)
 				}
-				dest, err := publish.NewRegistry(m.Naming(), m.Names(), opts.Images, nil)
+				res, err := mergedResult(checked)
+				if err != nil {
+					b.Fatal(err)
+				}
+				dest, err := publish.NewRegistry(placedOf(m), m.Names(), opts.Images, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -40,10 +40,7 @@ func TestMergeWithAWindowsEntry(t *testing.T) {
 
 	opts := f.options()
 	opts.Platforms = platforms(t, "windows/amd64:10.0.17763,linux/amd64")
-	mp, err := PlanMerge([]*part.File{pf, f.parts[0]}, opts)
-	require.NoError(t, err)
-	res, err := mp.Run(t.Context())
-	require.NoError(t, err)
+	_, res := runMerge(t, []*part.File{pf, f.parts[0]}, opts)
 
 	want, err := manifest.Index([]manifest.Entry{{Platform: f.platforms[0], Image: f.images["app"][0]}, {Platform: win, Image: img}}, f.meta.Annotations("", v1.Hash{}))
 	require.NoError(t, err)

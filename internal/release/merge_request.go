@@ -8,12 +8,25 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/manifest"
+	"github.com/helperbuild/helperbuild/internal/merge"
 	"github.com/helperbuild/helperbuild/internal/outfile"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/verify"
 )
+
+// PartPaths expands merge's arguments into MergeRequest.Parts (see
+// merge.PartPaths); an argument that gives no file is an *InputError.
+func PartPaths(args []string) ([]string, error) {
+	paths, err := merge.PartPaths(args)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	return paths, nil
+}
 
 // MergeRequest is a merge run as the command gathered it: the part files
 // of a release whose platforms separate jobs pushed by digest.
@@ -44,7 +57,7 @@ type MergeRequest struct {
 // PreparedMerge is a MergeRequest checked, its parts read.
 type PreparedMerge struct {
 	MergeRequest
-	opts    MergeOptions
+	opts    merge.Options
 	parts   []*part.File
 	signing publish.Signing
 	signer  *Signer
@@ -53,7 +66,7 @@ type PreparedMerge struct {
 // PrepareMerge checks req and reads its parts, before anything is read
 // from a registry.
 func PrepareMerge(req MergeRequest) (*PreparedMerge, error) {
-	opts := MergeOptions{Repo: req.Repo, NoLatest: req.NoLatest}
+	opts := merge.Options{Repo: req.Repo, NoLatest: req.NoLatest, ConfigAgrees: configAgrees}
 	if err := checkInsecure(req.Registry.Insecure); err != nil {
 		return nil, err
 	}
@@ -103,22 +116,23 @@ func (pm *PreparedMerge) Execute(ctx context.Context, obs Observer) (*Report, er
 	defer s.Close()
 	opts := pm.opts
 	opts.Images, opts.Logger = s.images, obs.Logger
-	m, err := PlanMerge(pm.parts, opts)
+	m, err := merge.New(pm.parts, opts)
 	if err != nil {
 		return nil, err
 	}
+	placed := placedOf(m)
 	var refs []string
 	for _, n := range m.Names() {
-		for _, pl := range m.Naming()[n] {
+		for _, pl := range placed[n] {
 			refs = append(refs, pl.Repository.String())
 		}
 	}
 	obs.Progress.Event(progress.Event{Kind: progress.KindStart, Message: pm.Command, Destination: strings.Join(refs, ", "),
 		Images: m.Names(), Platforms: platform.FormatAll(m.Platforms())})
-	if err := checkDotenvFile(pm.Outputs.Dotenv, m.dotenvImages(pm.signer)); err != nil {
+	if err := checkDotenvFile(pm.Outputs.Dotenv, mergeDotenv(m.Names(), placed, pm.signer)); err != nil {
 		return nil, err
 	}
-	dest, err := s.registryDestination(m.Naming(), m.Names(), pm.signing)
+	dest, err := s.registryDestination(placed, m.Names(), pm.signing)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +140,11 @@ func (pm *PreparedMerge) Execute(ctx context.Context, obs Observer) (*Report, er
 		return nil, err
 	}
 	obs.phase(progress.KindPhaseStart, "check", fmt.Sprintf("check: %d parts, each manifest and config in the registry", len(pm.parts)))
-	res, err := m.Run(ctx)
+	checked, err := m.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := mergedResult(checked)
 	if err != nil {
 		return nil, err
 	}
@@ -135,13 +153,64 @@ func (pm *PreparedMerge) Execute(ctx context.Context, obs Observer) (*Report, er
 		header: "publish: manifests by digest, checked, then tags", outputs: pm.Outputs, signer: pm.signer}, res)
 }
 
-// dotenvImages are m's images as the dotenv file names them, signed by s
-// (nil: unsigned).
-func (m *Merge) dotenvImages(s *Signer) []dotenvImage {
+// configAgrees is verify's config check, as merge takes it.
+func configAgrees(cf *v1.ConfigFile, p v1.Platform) (bool, string) {
+	c := verify.ConfigAgrees(cf, p)
+	return c.OK, c.Reason
+}
+
+// placedOf is m's placements as publish takes them.
+func placedOf(m *merge.Plan) publish.Placed {
+	out := publish.Placed{}
+	for n, pls := range m.Placements() {
+		for _, pl := range pls {
+			out[n] = append(out[n], publish.Placement(pl))
+		}
+	}
+	return out
+}
+
+// mergedResult assembles the indexes merge checked, each the index a
+// single push of its platforms writes (manifest.IndexOf), into the Result
+// the one finish publishes and reports.
+func mergedResult(checked *merge.Result) (*Result, error) {
+	res := &Result{}
+	for _, mi := range checked.Images {
+		out := &Image{Name: mi.Name, Contract: mi.Contract, BaseName: mi.BaseName, Tags: mi.Tags}
+		for _, p := range mi.Platforms {
+			pl := Platform{Platform: p.Platform, Digest: p.Descriptor.Digest, Size: p.Descriptor.Size,
+				CompressedSize: manifest.CompressedSize(p.Manifest), Tags: p.Tags}
+			if p.Attestation != nil {
+				pl.Attestation = mergedAttestation(p.Attestation.Digest, p.Attestation.Manifest)
+			}
+			out.Platforms = append(out.Platforms, pl)
+		}
+		descs := make([]v1.Descriptor, len(mi.Entries))
+		images := map[v1.Hash]v1.Image{}
+		for i, e := range mi.Entries {
+			descs[i], images[e.Descriptor.Digest] = e.Descriptor, e.Image
+		}
+		_, err := out.withIndex(manifest.IndexOf(descs, mi.Annotations, func(h v1.Hash) (v1.Image, error) {
+			if img, ok := images[h]; ok {
+				return img, nil
+			}
+			return nil, fmt.Errorf("index has no image %s", h)
+		}))
+		if err != nil {
+			return nil, fmt.Errorf("image %s: %w", mi.Name, err)
+		}
+		res.Images = append(res.Images, *out)
+	}
+	return res, nil
+}
+
+// mergeDotenv are the images as the dotenv file names them, in order,
+// signed by s (nil: unsigned).
+func mergeDotenv(names []string, placed publish.Placed, s *Signer) []dotenvImage {
 	var images []dotenvImage
-	for _, n := range m.Names() {
+	for _, n := range names {
 		tagged := false
-		for _, pl := range m.Naming()[n] {
+		for _, pl := range placed[n] {
 			tagged = tagged || len(pl.Tags) > 0
 		}
 		images = append(images, dotenvImage{name: n, tagged: tagged, signer: s.who()})

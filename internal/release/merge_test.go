@@ -5,12 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"fmt"
-
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -19,6 +16,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
+	"github.com/helperbuild/helperbuild/internal/merge"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/publish"
@@ -94,8 +92,21 @@ func push(t *testing.T, repo name.Repository, img v1.Image, p *v1.Platform) v1.D
 	return v1.Descriptor{MediaType: mt, Digest: d, Size: size, Platform: p}
 }
 
-func (f *fanOut) options() MergeOptions {
-	return MergeOptions{Images: imageref.Options{Insecure: []string{f.host}}}
+func (f *fanOut) options() merge.Options {
+	return merge.Options{Images: imageref.Options{Insecure: []string{f.host}}, ConfigAgrees: configAgrees}
+}
+
+// runMerge plans the merge of parts, checks them in the registry and
+// assembles the indexes, as PreparedMerge.Execute does before publishing.
+func runMerge(t *testing.T, parts []*part.File, opts merge.Options) (*merge.Plan, *Result) {
+	t.Helper()
+	m, err := merge.New(parts, opts)
+	require.NoError(t, err)
+	checked, err := m.Run(t.Context())
+	require.NoError(t, err)
+	res, err := mergedResult(checked)
+	require.NoError(t, err)
+	return m, res
 }
 
 // onePush is the index a single push of image n writes: manifest.Index
@@ -124,10 +135,7 @@ func reversed[T any](s []T) []T {
 // single push of the five platforms makes, byte for byte.
 func TestMergeIsOnePush(t *testing.T) {
 	f := newFanOut(t, fivePlatforms, false, "helper", "runner")
-	m, err := PlanMerge(reversed(f.parts), f.options())
-	require.NoError(t, err)
-	res, err := m.Run(t.Context())
-	require.NoError(t, err)
+	_, res := runMerge(t, reversed(f.parts), f.options())
 	require.Len(t, res.Images, 2)
 	for i, n := range f.names {
 		img := res.Images[i]
@@ -151,10 +159,7 @@ func TestMergeIsOnePush(t *testing.T) {
 // change.
 func TestMergeOrdersOtherEntries(t *testing.T) {
 	f := newFanOut(t, "linux/amd64,linux/arm64,linux/s390x", true, "helper")
-	m, err := PlanMerge(reversed(f.parts), f.options())
-	require.NoError(t, err)
-	res, err := m.Run(t.Context())
-	require.NoError(t, err)
+	_, res := runMerge(t, reversed(f.parts), f.options())
 	im, err := res.Images[0].Index.IndexManifest()
 	require.NoError(t, err)
 	require.Len(t, im.Manifests, 6)
@@ -166,28 +171,6 @@ func TestMergeOrdersOtherEntries(t *testing.T) {
 		assert.Equal(t, want[1].Digest, res.Images[0].Platforms[k].Attestation.Digests.Manifest)
 	}
 	assert.Len(t, res.Images[0].Platforms, 3, "attestations are not platforms")
-}
-
-// TestMergeAnnotationsOfTheFirstPlatform: the index names the base of the
-// release's first platform, as a single push does, whichever part comes
-// first; parts that disagree on another annotation are refused.
-func TestMergeAnnotationsOfTheFirstPlatform(t *testing.T) {
-	f := newFanOut(t, "linux/amd64,linux/arm64", false, "helper")
-	for k, pf := range f.parts {
-		pf.Images[0].Annotations[specsv1.AnnotationBaseImageName] = "registry.example.com/base:" + platform.GitLabArch(f.platforms[k])
-	}
-	m, err := PlanMerge(reversed(f.parts), f.options())
-	require.NoError(t, err)
-	res, err := m.Run(t.Context())
-	require.NoError(t, err)
-	im, err := res.Images[0].Index.IndexManifest()
-	require.NoError(t, err)
-	assert.Equal(t, "registry.example.com/base:x86_64", im.Annotations[specsv1.AnnotationBaseImageName])
-
-	f.parts[1].Images[0].Annotations[specsv1.AnnotationSource] = "https://example.com/fork"
-	_, err = PlanMerge(f.parts, f.options())
-	require.Error(t, err)
-	assert.Equal(t, `image helper: parts disagree on the index annotation org.opencontainers.image.source: "https://example.com/r" in parts/x86_64.json (job 1 "build: [linux/amd64]"), "https://example.com/fork" in parts/arm64.json (job 2 "build: [linux/arm64]")`, err.Error())
 }
 
 // TestMergeReadsNoLayer: merge reads part files, manifests and configs,
@@ -209,11 +192,8 @@ func TestMergeReadsNoLayer(t *testing.T) {
 	}
 	opts := f.options()
 	opts.Repo = f.host + "/final"
-	m, err := PlanMerge(f.parts, opts)
-	require.NoError(t, err)
-	res, err := m.Run(t.Context())
-	require.NoError(t, err)
-	dest, err := publish.NewRegistry(m.Naming(), m.Names(), opts.Images, nil)
+	m, res := runMerge(t, f.parts, opts)
+	dest, err := publish.NewRegistry(placedOf(m), m.Names(), opts.Images, nil)
 	require.NoError(t, err)
 	require.NoError(t, dest.Publish(context.Background(), publishImages(res)))
 
@@ -243,163 +223,16 @@ func slicesIndex(s []string, v string) int {
 	return -1
 }
 
-// TestMergeConfigFree: config-free parts know only their own job's
-// platforms, so merge needs --platforms for the release's order; given
-// it, the index is the single push's.
+// TestMergeConfigFree: config-free parts, given --platforms for the
+// release's order (merge.New refuses them without), make the index a
+// single push makes.
 func TestMergeConfigFree(t *testing.T) {
 	f := newFanOut(t, "linux/amd64,linux/arm64,linux/s390x", false, "app")
 	for k, pf := range f.parts {
 		pf.Recipe, pf.Platforms = nil, []string{platform.Format(f.platforms[k])}
 	}
-	_, err := PlanMerge(f.parts, f.options())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "(config-free parts list only the platforms their job built): give merge --platforms in the release's order, e.g. --platforms linux/amd64,linux/arm64,linux/s390x")
-
 	opts := f.options()
 	opts.Platforms = f.platforms
-	m, err := PlanMerge(reversed(f.parts), opts)
-	require.NoError(t, err)
-	res, err := m.Run(t.Context())
-	require.NoError(t, err)
+	_, res := runMerge(t, reversed(f.parts), opts)
 	assert.Equal(t, f.onePush(t, "app"), res.Images[0].Digest)
-
-	opts.Recipe = &part.Recipe{Path: "helperbuild.yaml"}
-	_, err = PlanMerge(f.parts, opts)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "--config helperbuild.yaml: the parts were built config-free")
-}
-
-// TestMergeRepositories: parts that pushed one image to different
-// repositories are refused, unless --repo says where it goes.
-func TestMergeRepositories(t *testing.T) {
-	f := newFanOut(t, "linux/amd64,linux/arm64", false, "helper")
-	f.parts[1].Images[0].Repository = f.host + "/staging/helper"
-	_, err := PlanMerge(f.parts, f.options())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "image helper: parts disagree on its repositories and tags: "+f.host+"/jobs/helper:v1.2.3,latest in parts/x86_64.json")
-
-	opts := f.options()
-	opts.Repo = f.host + "/final"
-	m, err := PlanMerge(f.parts, opts)
-	require.NoError(t, err)
-	assert.Equal(t, f.host+"/final/helper", m.Naming()["helper"][0].Repository.String())
-}
-
-// TestMergeRefusesStrayAttestations: an attestation manifest must be about
-// one of the image's platform images, and its statements' subject must be
-// the image its index entry names; merge refuses a part where either is
-// not so, before anything is written.
-func TestMergeRefusesStrayAttestations(t *testing.T) {
-	const job = `parts/x86_64.json (job 1 "build: [linux/amd64]")`
-	zero := "sha256:" + strings.Repeat("0", 64)
-	for _, tc := range []struct {
-		name    string
-		edit    func(t *testing.T, f *fanOut, att *v1.Descriptor)
-		planErr string
-		runErr  string
-	}{
-		{name: "about no platform image", edit: func(t *testing.T, f *fanOut, att *v1.Descriptor) {
-			att.Annotations[attestspec.AnnotationReferenceDigest] = zero
-		}, planErr: `image helper: attestation manifest %s from ` + job + ` is about "` + zero + `" (its vnd.docker.reference.digest), none of the image's platform images; merge the part files as their jobs wrote them`},
-		{name: "without a reference", edit: func(t *testing.T, f *fanOut, att *v1.Descriptor) {
-			delete(att.Annotations, attestspec.AnnotationReferenceDigest)
-		}, planErr: `image helper: attestation manifest %s from ` + job + ` is about "" (its vnd.docker.reference.digest), none of the image's platform images; merge the part files as their jobs wrote them`},
-		{name: "subject is another image", edit: func(t *testing.T, f *fanOut, att *v1.Descriptor) {
-			att.Annotations[attestspec.AnnotationReferenceDigest] = f.parts[1].Images[0].Manifests[0].Digest.String()
-		}, runErr: `: its subject is [%[2]s], not %[3]s, which its index entry says it is about (vnd.docker.reference.digest); merge the part files as their jobs wrote them`},
-		{name: "no statement", edit: func(t *testing.T, f *fanOut, att *v1.Descriptor) {
-			d := push(t, f.repo(t, "jobs/helper"), testkit.Image(t, v1.Platform{OS: "unknown", Architecture: "unknown"}, 64, 1), att.Platform)
-			d.Annotations = att.Annotations
-			*att = d
-		}, runErr: `image helper: attestation manifest %s from ` + job + `: holds no in-toto statement, its index entry says it is about %[3]s; merge the part files`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFanOut(t, "linux/amd64,linux/arm64", true, "helper")
-			att := &f.parts[0].Images[0].Manifests[1]
-			require.True(t, attestspec.IsAttestation(*att))
-			subject := f.parts[0].Images[0].Manifests[0].Digest
-			tc.edit(t, f, att)
-			f.log.Take()
-			m, err := PlanMerge(f.parts, f.options())
-			if tc.planErr != "" {
-				require.Error(t, err)
-				assert.Equal(t, fmt.Sprintf(tc.planErr, att.Digest), err.Error())
-				return
-			}
-			require.NoError(t, err)
-			_, err = m.Run(t.Context())
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), fmt.Sprintf(tc.runErr, att.Digest, subject, att.Annotations[attestspec.AnnotationReferenceDigest]))
-			assert.NotContains(t, err.Error(), "\n")
-			for _, r := range f.log.Take() {
-				assert.NotRegexp(t, "^(PUT|POST|PATCH|DELETE) ", r, "merge wrote before refusing")
-			}
-		})
-	}
-}
-
-// TestMergeImagesInReleaseOrder: the first part lacks the first image
-// (it builds none of that job's platforms); merge still lists, reports
-// and tags the images in the release's order.
-func TestMergeImagesInReleaseOrder(t *testing.T) {
-	partOf := func(names ...string) *part.File {
-		f := &part.File{}
-		for _, n := range names {
-			f.Images = append(f.Images, part.Image{Name: n})
-		}
-		return f
-	}
-	images := func(names ...string) []*mergeImage {
-		var out []*mergeImage
-		for _, n := range names {
-			out = append(out, &mergeImage{name: n})
-		}
-		return out
-	}
-	namesOf := func(ms []*mergeImage) []string {
-		var out []string
-		for _, mi := range ms {
-			out = append(out, mi.name)
-		}
-		return out
-	}
-	for _, tc := range []struct {
-		name  string
-		parts []*part.File
-		first []string // first appearance
-		want  []string
-	}{
-		{"first part lacks the first image", []*part.File{partOf("runner"), partOf("helper", "runner"), partOf("helper", "runner")},
-			[]string{"runner", "helper"}, []string{"helper", "runner"}},
-		{"an image in two repositories", []*part.File{partOf("runner", "runner"), partOf("helper", "helper", "runner", "runner")},
-			[]string{"runner", "helper"}, []string{"helper", "runner"}},
-		{"three images, each part a share", []*part.File{partOf("c"), partOf("b", "c"), partOf("a", "c")},
-			[]string{"c", "b", "a"}, []string{"b", "a", "c"}},
-		{"parts that disagree keep first appearance", []*part.File{partOf("a", "b"), partOf("b", "a")},
-			[]string{"a", "b"}, []string{"a", "b"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, namesOf(inPartOrder(images(tc.first...), tc.parts)))
-		})
-	}
-}
-
-// TestMergeNoLatest: --no-latest (the CI template's release from a branch)
-// writes every tag the parts name but latest, in place or under --repo,
-// and leaves the index digest alone; without it latest is written.
-func TestMergeNoLatest(t *testing.T) {
-	f := newFanOut(t, "linux/amd64,linux/arm64", false, "helper")
-	for _, repo := range []string{"", f.host + "/final"} {
-		opts := f.options()
-		opts.NoLatest, opts.Repo = true, repo
-		m, err := PlanMerge(f.parts, opts)
-		require.NoError(t, err)
-		for _, pl := range m.Naming()["helper"] {
-			assert.Equal(t, []string{"v1.2.3"}, pl.Tags, repo)
-		}
-	}
-	m, err := PlanMerge(f.parts, f.options())
-	require.NoError(t, err)
-	assert.Equal(t, []string{"v1.2.3", "latest"}, m.Naming()["helper"][0].Tags)
-	assert.Equal(t, []string{"v1.2.3", "latest"}, f.parts[0].Images[0].Tags, "the parts are not changed")
 }

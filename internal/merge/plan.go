@@ -1,4 +1,4 @@
-package release
+package merge
 
 import (
 	"errors"
@@ -16,11 +16,10 @@ import (
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
-	"github.com/helperbuild/helperbuild/internal/publish"
 )
 
-// MergeOptions configures PlanMerge.
-type MergeOptions struct {
+// Options configures New.
+type Options struct {
 	// Platforms is the release's platform list, in index order (merge
 	// --platforms); nil takes the parts'.
 	Platforms []v1.Platform
@@ -34,19 +33,29 @@ type MergeOptions struct {
 	// NoLatest drops the tag latest the parts name (merge --no-latest):
 	// a release from a branch moves no latest.
 	NoLatest bool
-	// Images says how to reach registries; its Insecure list also parses
-	// the parts' repositories.
+	// Images says how to reach registries (the run's, as opened); its
+	// Insecure list also parses the parts' repositories.
 	Images imageref.Options
+	// ConfigAgrees says whether a platform image's config names the
+	// platform its index entry lists, and if not why (verify's check);
+	// Run holds every platform image to it. Required.
+	ConfigAgrees func(cf *v1.ConfigFile, p v1.Platform) (ok bool, reason string)
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
 }
 
-// Merge is a set of part files checked against each other (PlanMerge):
-// every image's platforms are there once each, from parts of one release.
-// Run then checks them in the registry and builds the indexes.
-type Merge struct {
+// Placement is a repository an image is published to and its tags there.
+type Placement struct {
+	Repository name.Repository
+	Tags       []string
+}
+
+// Plan is a set of part files checked against each other (New): every
+// image's platforms are there once each, from parts of one release. Run
+// then checks them in the registry and gives each image's index entries.
+type Plan struct {
 	images []*mergeImage
-	opts   MergeOptions
+	opts   Options
 }
 
 // mergeImage is one image of the release, as its parts give it.
@@ -56,7 +65,7 @@ type mergeImage struct {
 	platforms   []v1.Platform // the image's release platforms, in index order
 	entries     []*mergeEntry // platform images, in platform order, then the rest
 	annotations map[string]string
-	placements  []publish.Placement
+	placements  []Placement
 }
 
 // mergeEntry is one index entry and the part that contributed it.
@@ -69,14 +78,17 @@ type mergeEntry struct {
 	owner  int             // the position of the platform it belongs to
 }
 
-// PlanMerge checks parts against each other and against opts, before
+// New checks parts against each other and against opts, before
 // anything is read from a registry: they come from one revision, version,
 // epoch and recipe, and give every image each of its release platforms
 // exactly once and none other. Each refusal is one line naming the parts
 // (their files and CI jobs) at fault.
-func PlanMerge(parts []*part.File, opts MergeOptions) (*Merge, error) {
+func New(parts []*part.File, opts Options) (*Plan, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("no part files to merge")
+	}
+	if opts.ConfigAgrees == nil {
+		return nil, errors.New("merge.Options.ConfigAgrees is nil: give it verify's config check")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -88,7 +100,7 @@ func PlanMerge(parts []*part.File, opts MergeOptions) (*Merge, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Merge{opts: opts}
+	m := &Plan{opts: opts}
 	byName := map[string]*mergeImage{}
 	where := map[string]string{} // image name -> its placements, as the first part says
 	whereFrom := map[string]*part.File{}
@@ -205,7 +217,7 @@ func placementKey(pis []part.Image, tagsOnly bool) string {
 // newMergeImage starts the image named n from the first part that has it
 // (pis: one per repository): its platforms given the release's list, and
 // where it goes.
-func newMergeImage(n string, pis []part.Image, list []v1.Platform, opts MergeOptions) (*mergeImage, error) {
+func newMergeImage(n string, pis []part.Image, list []v1.Platform, opts Options) (*mergeImage, error) {
 	mi := &mergeImage{name: n, contract: pis[0].Contract}
 	own, err := parsePlatforms(pis[0].Platforms)
 	if err != nil {
@@ -241,7 +253,7 @@ func newMergeImage(n string, pis []part.Image, list []v1.Platform, opts MergeOpt
 				}
 			}
 		}
-		mi.placements = []publish.Placement{{Repository: repo, Tags: tags}}
+		mi.placements = []Placement{{Repository: repo, Tags: tags}}
 		return mi, nil
 	}
 	for _, pi := range pis {
@@ -249,14 +261,14 @@ func newMergeImage(n string, pis []part.Image, list []v1.Platform, opts MergeOpt
 		if err != nil {
 			return nil, err
 		}
-		mi.placements = append(mi.placements, publish.Placement{Repository: repo, Tags: opts.tags(pi.Tags)})
+		mi.placements = append(mi.placements, Placement{Repository: repo, Tags: opts.tags(pi.Tags)})
 	}
 	return mi, nil
 }
 
 // tags are a part's image tags this merge writes: all, or all but latest
 // with NoLatest.
-func (o MergeOptions) tags(tags []string) []string {
+func (o Options) tags(tags []string) []string {
 	if !o.NoLatest {
 		return tags
 	}
@@ -374,9 +386,9 @@ func union(a, b map[string]string) map[string]string {
 	return out
 }
 
-// Naming says where each image goes and with which tags.
-func (m *Merge) Naming() publish.Placed {
-	out := publish.Placed{}
+// Placements say where each image goes and with which tags, by name.
+func (m *Plan) Placements() map[string][]Placement {
+	out := map[string][]Placement{}
 	for _, mi := range m.images {
 		out[mi.name] = mi.placements
 	}
@@ -384,7 +396,7 @@ func (m *Merge) Naming() publish.Placed {
 }
 
 // Platforms are the release's platforms, every image's, in order.
-func (m *Merge) Platforms() []v1.Platform {
+func (m *Plan) Platforms() []v1.Platform {
 	var out []v1.Platform
 	for _, mi := range m.images {
 		for _, p := range mi.platforms {
@@ -397,7 +409,7 @@ func (m *Merge) Platforms() []v1.Platform {
 }
 
 // Names are the images' names, in order.
-func (m *Merge) Names() []string {
+func (m *Plan) Names() []string {
 	var out []string
 	for _, mi := range m.images {
 		out = append(out, mi.name)

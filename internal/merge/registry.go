@@ -1,4 +1,4 @@
-package release
+package merge
 
 import (
 	"context"
@@ -13,11 +13,60 @@ import (
 	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
-	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/registry"
-	"github.com/helperbuild/helperbuild/internal/verify"
 )
+
+// Result is what Run checked: each image's index entries, ready to be
+// assembled into the index a single push writes.
+type Result struct {
+	Images []Image
+}
+
+// Image is one image's index, as its parts give it.
+type Image struct {
+	Name string
+	// Contract is the GitLab image contract its recipe names.
+	Contract string
+	// Annotations are the index's (those of the part with the first
+	// platform); BaseName is its org.opencontainers.image.base.name.
+	Annotations map[string]string
+	BaseName    string
+	// Tags are the image's tags, every repository's, each once.
+	Tags []string
+	// Platforms are its platform images, in index order.
+	Platforms []Platform
+	// Entries are the index's entries in order (the platform images, then
+	// the other entries by the platform they belong to), each with the
+	// image read for it.
+	Entries []Entry
+}
+
+// Entry is one index entry and its manifest as read.
+type Entry struct {
+	Descriptor v1.Descriptor
+	Image      v1.Image
+}
+
+// Platform is one platform image of an Image.
+type Platform struct {
+	Platform v1.Platform
+	// Descriptor is its index entry; Manifest its manifest as read.
+	Descriptor v1.Descriptor
+	Manifest   *v1.Manifest
+	// Tags are its platform tags.
+	Tags []string
+	// Attestation is the entry about it (vnd.docker.reference.digest),
+	// nil when there is none: its digest and manifest.
+	Attestation *Attestation
+}
+
+// Attestation is an attestation manifest of the index about a platform
+// image.
+type Attestation struct {
+	Digest   v1.Hash
+	Manifest *v1.Manifest
+}
 
 // maxManifestReads bounds the manifests (and configs) Run reads at once.
 const maxManifestReads = 8
@@ -27,8 +76,9 @@ const maxManifestReads = 8
 // anything is written, when one is not there or its config names another
 // platform than its part says. It then builds each image's index with the
 // annotations a single push writes, in the release's platform order, the
-// other entries after the platforms' images in the same order.
-func (m *Merge) Run(ctx context.Context) (*Result, error) {
+// other entries after the platforms' images in the same order: Result
+// gives them, to be assembled.
+func (m *Plan) Run(ctx context.Context) (*Result, error) {
 	start := time.Now()
 	var all []*mergeEntry
 	var owner []*mergeImage
@@ -44,7 +94,7 @@ func (m *Merge) Run(ctx context.Context) (*Result, error) {
 	}
 	images := make([]v1.Image, len(all))
 	err := registry.GetAll(ctx, m.opts.Images, refs, maxManifestReads, func(i int, d *remote.Descriptor, err error) error {
-		images[i], err = checkEntry(owner[i].name, all[i], d, err)
+		images[i], err = checkEntry(owner[i].name, all[i], d, err, m.opts.ConfigAgrees)
 		return err
 	})
 	if err != nil {
@@ -56,7 +106,7 @@ func (m *Merge) Run(ctx context.Context) (*Result, error) {
 	}
 	res := &Result{}
 	for _, mi := range m.images {
-		img, err := mi.index(byDigest)
+		img, err := mi.result(byDigest)
 		if err != nil {
 			return nil, fmt.Errorf("image %s: %w", mi.name, err)
 		}
@@ -70,7 +120,7 @@ func (m *Merge) Run(ctx context.Context) (*Result, error) {
 // repository its part's job pushed it to, against the part: same media type and size, for a
 // platform's image a config that names that platform, and for an
 // attestation manifest a subject that is the image its index entry names.
-func checkEntry(image string, e *mergeEntry, desc *remote.Descriptor, err error) (v1.Image, error) {
+func checkEntry(image string, e *mergeEntry, desc *remote.Descriptor, err error, agrees func(*v1.ConfigFile, v1.Platform) (bool, string)) (v1.Image, error) {
 	what := "manifest " + e.desc.Digest.String()
 	switch {
 	case !e.extra:
@@ -104,8 +154,8 @@ func checkEntry(image string, e *mergeEntry, desc *remote.Descriptor, err error)
 	if err != nil {
 		return nil, fail("config: %v", registry.Explain(err))
 	}
-	if c := verify.ConfigAgrees(cf, *e.desc.Platform); !c.OK {
-		return nil, fail("%s", c.Reason)
+	if ok, reason := agrees(cf, *e.desc.Platform); !ok {
+		return nil, fail("%s", reason)
 	}
 	return img, nil
 }
@@ -168,34 +218,31 @@ func readBlob(img v1.Image, h v1.Hash) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(rc, maxStatementBytes))
 }
 
-// index builds mi's index over the images read, and the Result's record of
-// it.
-func (mi *mergeImage) index(byDigest map[v1.Hash]v1.Image) (*Image, error) {
-	descs := make([]v1.Descriptor, len(mi.entries))
-	out := &Image{Name: mi.name, Contract: mi.contract, BaseName: mi.annotations[specsv1.AnnotationBaseImageName]}
-	about := map[string]*Attestation{} // platform image digest -> its attestation manifest's
+// result gives mi's index entries over the images read.
+func (mi *mergeImage) result(byDigest map[v1.Hash]v1.Image) (*Image, error) {
+	out := &Image{Name: mi.name, Contract: mi.contract, Annotations: mi.annotations,
+		BaseName: mi.annotations[specsv1.AnnotationBaseImageName]}
+	about := map[string]*Attestation{} // platform image digest -> its attestation manifest
 	for i, e := range mi.entries {
-		descs[i] = e.desc
-		if e.extra {
-			if ref := e.desc.Annotations[attestspec.AnnotationReferenceDigest]; ref != "" {
-				m, err := byDigest[e.desc.Digest].Manifest()
-				if err != nil {
-					return nil, err
-				}
-				about[ref] = mergedAttestation(e.desc.Digest, m)
-			}
+		// The manifests were read by Run: no request.
+		img := byDigest[e.desc.Digest]
+		out.Entries = append(out.Entries, Entry{Descriptor: e.desc, Image: img})
+		ref := e.desc.Annotations[attestspec.AnnotationReferenceDigest]
+		if e.extra && ref == "" {
 			continue
 		}
-		// The manifest was read by Run: no request.
-		m, err := byDigest[e.desc.Digest].Manifest()
+		m, err := img.Manifest()
 		if err != nil {
 			return nil, err
 		}
-		out.Platforms = append(out.Platforms, Platform{Platform: mi.platforms[i], Digest: e.desc.Digest, Size: e.desc.Size,
-			CompressedSize: manifest.CompressedSize(m), Tags: e.tags})
+		if e.extra {
+			about[ref] = &Attestation{Digest: e.desc.Digest, Manifest: m}
+			continue
+		}
+		out.Platforms = append(out.Platforms, Platform{Platform: mi.platforms[i], Descriptor: e.desc, Manifest: m, Tags: e.tags})
 	}
 	for k := range out.Platforms {
-		out.Platforms[k].Attestation = about[out.Platforms[k].Digest.String()]
+		out.Platforms[k].Attestation = about[out.Platforms[k].Descriptor.Digest.String()]
 	}
 	for _, pl := range mi.placements {
 		for _, t := range pl.Tags {
@@ -204,10 +251,5 @@ func (mi *mergeImage) index(byDigest map[v1.Hash]v1.Image) (*Image, error) {
 			}
 		}
 	}
-	return out.withIndex(manifest.IndexOf(descs, mi.annotations, func(h v1.Hash) (v1.Image, error) {
-		if img, ok := byDigest[h]; ok {
-			return img, nil
-		}
-		return nil, fmt.Errorf("index has no image %s", h)
-	}))
+	return out, nil
 }

@@ -1,15 +1,16 @@
-package release
+package merge
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 )
 
-// PartPaths expands merge's arguments into MergeRequest.Parts: a file as
+// PartPaths expands merge's arguments into part file paths: a file as
 // is, a glob to what it matches, a directory to the *.json files in it
-// (a directory of GitLab artifacts); each file once, in order. An argument
-// that gives no file is an *InputError.
+// (a directory of GitLab artifacts); each file once, in order. It fails on
+// an argument that gives no file (every error is the user's input).
 func PartPaths(args []string) ([]string, error) {
 	var out []string
 	add := func(p string) {
@@ -25,7 +26,7 @@ func PartPaths(args []string) ([]string, error) {
 			}
 			matches, _ := filepath.Glob(filepath.Join(globEscape(a), "*.json"))
 			if len(matches) == 0 {
-				return nil, inputf("part directory %s has no *.json files: did the jobs' artifacts reach this job (needs: / dependencies:)?", a)
+				return nil, fmt.Errorf("part directory %s has no *.json files: did the jobs' artifacts reach this job (needs: / dependencies:)?", a)
 			}
 			for _, m := range matches {
 				add(m)
@@ -34,10 +35,10 @@ func PartPaths(args []string) ([]string, error) {
 		}
 		matches, err := filepath.Glob(a)
 		if err != nil {
-			return nil, inputf("part %q: %v", a, err)
+			return nil, fmt.Errorf("part %q: %v", a, err)
 		}
 		if len(matches) == 0 {
-			return nil, inputf("part %s: no such file, and no file matches it as a pattern", a)
+			return nil, fmt.Errorf("part %s: no such file, and no file matches it as a pattern", a)
 		}
 		for _, m := range matches {
 			if fi, err := os.Stat(m); err == nil && !fi.IsDir() {
