@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
-	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
@@ -56,7 +55,7 @@ func TestSessionOnTheRetryStack(t *testing.T) {
 	s, err := NewSession(o)
 	require.NoError(t, err)
 	var sent atomic.Int64
-	ctx := progress.WithCounter(t.Context(), func(n int64) { sent.Add(n) })
+	ctx := WithCounter(t.Context(), func(n int64) { sent.Add(n) })
 
 	a := mustRepo(t, host+"/g/a")
 	img := testkit.Image(t, v1.Platform{OS: "linux", Architecture: "amd64"}, 4096, 1)
