@@ -74,11 +74,13 @@ func clip(s string, width int) string {
 	return string(r[:width-1]) + "…"
 }
 
-// firstLine is the first line of s (an error's compiler output follows on
-// later lines).
-func firstLine(s string) string {
-	first, _, _ := strings.Cut(s, "\n")
-	return first
+// FirstLine is the first line of s that is not blank, trimmed: the gist of
+// a message whose detail follows on later lines (an error's compiler
+// output, a program's output after its --version line). The one way
+// helperbuild shortens a message to a line; JoinLines keeps all of it.
+func FirstLine(s string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(first)
 }
 
 // JoinLines is s on one line: its lines (split at \n and \r), trimmed,

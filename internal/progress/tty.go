@@ -318,7 +318,7 @@ func (r *row) stageText(narrow bool) string {
 		}
 		return s
 	case Failed:
-		return "failed: " + firstLine(e.Message)
+		return "failed: " + FirstLine(e.Message)
 	}
 	return string(r.stage)
 }
