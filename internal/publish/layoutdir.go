@@ -244,11 +244,7 @@ func (l *layoutDir) commit() error {
 			return fmt.Errorf("layout %s: %w", l.dir, err)
 		}
 	}
-	data, err := json.MarshalIndent(l.index, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := outfile.WriteBytes(filepath.Join(l.dir, specsv1.ImageIndexFile), append(data, '\n')); err != nil {
+	if err := outfile.WriteJSON(filepath.Join(l.dir, specsv1.ImageIndexFile), l.index); err != nil {
 		return fmt.Errorf("layout %s: %w", l.dir, err)
 	}
 	return nil
