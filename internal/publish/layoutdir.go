@@ -197,25 +197,6 @@ func (l *layoutDir) writeBlob(b blob) error {
 	})
 }
 
-// descriptorOf is the index.json descriptor of m: media type, digest and
-// size only (not partial.Descriptor, which would carry a remote
-// descriptor's platform and annotations along).
-func descriptorOf(m partial.Describable) (v1.Descriptor, error) {
-	mt, err := m.MediaType()
-	if err != nil {
-		return v1.Descriptor{}, err
-	}
-	d, err := m.Digest()
-	if err != nil {
-		return v1.Descriptor{}, err
-	}
-	size, err := m.Size()
-	if err != nil {
-		return v1.Descriptor{}, err
-	}
-	return v1.Descriptor{MediaType: mt, Digest: d, Size: size}, nil
-}
-
 // setEntry names desc ref in index.json: an entry of that name is removed
 // and desc appended (as go-containerregistry's Replace* do).
 func (l *layoutDir) setEntry(ref string, desc v1.Descriptor) {
