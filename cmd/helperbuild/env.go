@@ -27,13 +27,3 @@ func (e Env) Map() map[string]string {
 	}
 	return m
 }
-
-// first returns the first non-empty value.
-func first(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}

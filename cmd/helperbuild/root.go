@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/helperbuild/helperbuild/internal/progress"
+	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/release"
 )
 
@@ -153,7 +153,7 @@ func flagHint(c *cobra.Command, err error) string {
 				names = append(names, f.Name)
 			}
 		})
-		if n := progress.Nearest(name, names); n != "" {
+		if n := platform.Nearest(name, names); n != "" {
 			return "; did you mean --" + n + "?"
 		}
 	}

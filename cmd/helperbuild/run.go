@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 
 	"github.com/spf13/cobra"
@@ -63,10 +64,10 @@ func buildRequest(cmd *cobra.Command, env Env, f *buildFlags, pkg string, push b
 		Config:  f.config, Images: f.images, Platforms: platforms, AllPlatforms: all, ReleasePlatforms: rel,
 		Tags: f.tags, Output: f.output, Repo: f.repo, RepoFromEnv: env.Get("CI_REGISTRY_IMAGE"), PartFile: f.partFile,
 		Given: release.Given{
-			Version:  first(f.version, env.Get("CI_COMMIT_TAG")),
-			Revision: first(f.revision, env.Get("CI_COMMIT_SHA")),
-			Branch:   first(f.branch, env.Get("CI_COMMIT_REF_NAME")),
-			Source:   first(f.source, env.Get("CI_PROJECT_URL")),
+			Version:  cmp.Or(f.version, env.Get("CI_COMMIT_TAG")),
+			Revision: cmp.Or(f.revision, env.Get("CI_COMMIT_SHA")),
+			Branch:   cmp.Or(f.branch, env.Get("CI_COMMIT_REF_NAME")),
+			Source:   cmp.Or(f.source, env.Get("CI_PROJECT_URL")),
 		},
 		CI:       ciOf(env),
 		Env:      env,

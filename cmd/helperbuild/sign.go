@@ -32,7 +32,9 @@ func (f *signFlags) register(fl *pflag.FlagSet) {
 
 // request turns the flags and the environment (an env://NAME key,
 // COSIGN_PASSWORD, SIGSTORE_ID_TOKEN) into release's SignRequest, which
-// reads a key file; nil without --sign.
+// reads a key file; nil without --sign. An env://NAME key is read here,
+// and refused here when its variable is empty: release never sees the
+// form, only the PEM.
 func (f *signFlags) request(env Env) (*release.SignRequest, error) {
 	if !f.sign {
 		if f.key != "" {
@@ -48,8 +50,11 @@ func (f *signFlags) request(env Env) (*release.SignRequest, error) {
 	}
 	if f.key == "" {
 		req.IDToken = env.Get("SIGSTORE_ID_TOKEN")
-	} else if v, ok := strings.CutPrefix(f.key, "env://"); ok {
-		req.KeyPEM = []byte(env.Get(v))
+	} else if name, ok := strings.CutPrefix(f.key, "env://"); ok {
+		// The one place that reads an env:// key: release gets the PEM.
+		if req.KeyPEM = []byte(env.Get(name)); len(req.KeyPEM) == 0 {
+			return nil, usagef("--sign-key env://%s: the variable is empty or not set", name)
+		}
 	}
 	return req, nil
 }

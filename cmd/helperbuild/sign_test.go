@@ -227,3 +227,27 @@ func TestSignPreflight(t *testing.T) {
 	assert.NotContains(t, stderr, `"compiled"`, "nothing compiled")
 	assert.Zero(t, uploads.Load(), "nothing uploaded")
 }
+
+// TestSignKeyFromEnv: the command owns --sign-key env://NAME: it reads the
+// variable and hands release the PEM under the flag's name; an empty or
+// unset variable is a usage error (exit 2) naming the flag, before
+// anything is built.
+func TestSignKeyFromEnv(t *testing.T) {
+	pem, err := os.ReadFile(plainKey(t, t.TempDir()))
+	require.NoError(t, err)
+	f := signFlags{sign: true, key: "env://SIGNING_KEY", format: "auto", tlog: "none"}
+	req, err := f.request(Env{"SIGNING_KEY=" + string(pem)})
+	require.NoError(t, err)
+	assert.Equal(t, pem, req.KeyPEM)
+	assert.Equal(t, "env://SIGNING_KEY", req.KeyName, "messages name the flag's value")
+
+	for _, env := range []Env{nil, {"SIGNING_KEY="}} {
+		_, err := f.request(env)
+		assert.EqualError(t, err, "--sign-key env://SIGNING_KEY: the variable is empty or not set", "env %q", env)
+	}
+
+	code, _, stderr := run(t, baseEnv("SIGNING_KEY="), "push", "--platforms", "linux/amd64", "--base", "scratch", "--tag", "registry.invalid/g/hello:v1",
+		"--sign", "--sign-key", "env://SIGNING_KEY", "./cmd/hello")
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "helperbuild: --sign-key env://SIGNING_KEY: the variable is empty or not set")
+}

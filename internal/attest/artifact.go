@@ -14,6 +14,7 @@ import (
 	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/imageref"
 )
 
 // Artifact is an OCI image manifest this package wrote as raw JSON, with
@@ -160,7 +161,7 @@ func newArtifact(m specsv1.Manifest, config v1.Layer, blobs []blob) (*Artifact, 
 	m.Versioned = specs.Versioned{SchemaVersion: 2}
 	m.MediaType = specsv1.MediaTypeImageManifest
 	var err error
-	if m.Config, err = descriptorOf(config); err != nil {
+	if m.Config, err = specDescriptor(config); err != nil {
 		return nil, err
 	}
 	if config == emptyConfig {
@@ -170,7 +171,7 @@ func newArtifact(m specsv1.Manifest, config v1.Layer, blobs []blob) (*Artifact, 
 	layers := make([]v1.Layer, len(blobs))
 	for i, b := range blobs {
 		layers[i] = static.NewLayer(b.data, types.MediaType(b.mediaType))
-		if m.Layers[i], err = descriptorOf(layers[i]); err != nil {
+		if m.Layers[i], err = specDescriptor(layers[i]); err != nil {
 			return nil, err
 		}
 		m.Layers[i].Annotations = b.annotations
@@ -197,21 +198,14 @@ func newArtifact(m specsv1.Manifest, config v1.Layer, blobs []blob) (*Artifact, 
 	}, nil
 }
 
-// descriptorOf describes the static blob l.
-func descriptorOf(l v1.Layer) (specsv1.Descriptor, error) {
-	h, err := l.Digest()
+// specDescriptor is imageref.Describe of the static blob l in
+// image-spec's type, which an artifact's manifest is marshalled from.
+func specDescriptor(l v1.Layer) (specsv1.Descriptor, error) {
+	d, err := imageref.Describe(l)
 	if err != nil {
 		return specsv1.Descriptor{}, err
 	}
-	size, err := l.Size()
-	if err != nil {
-		return specsv1.Descriptor{}, err
-	}
-	mt, err := l.MediaType()
-	if err != nil {
-		return specsv1.Descriptor{}, err
-	}
-	return specsv1.Descriptor{MediaType: string(mt), Digest: digest.Digest(h.String()), Size: size}, nil
+	return specsv1.Descriptor{MediaType: string(d.MediaType), Digest: digest.Digest(d.Digest.String()), Size: d.Size}, nil
 }
 
 // IndexEntry is how an index lists the artifact: for an attestation

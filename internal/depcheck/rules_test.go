@@ -124,8 +124,8 @@ var onlyCommand = []string{"github.com/spf13/cobra"}
 var envReaders = []string{"Getenv", "LookupEnv", "Environ", "ExpandEnv"}
 
 // commandImports are the only packages of the module the command may
-// import: release runs everything; platform parses --platforms and
-// completes it; progress renders; verify prints its reports; sandbox is the
+// import: release runs everything; platform parses --platforms, completes
+// it and suggests the nearest flag (Nearest); progress renders; verify prints its reports; sandbox is the
 // re-executed sandbox init of main; scaffold is init. At most
 // maxCommandImports.
 var commandImports = []string{

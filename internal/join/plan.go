@@ -256,20 +256,13 @@ func windowsTruth(ctx context.Context, e *Entry, cf *v1.ConfigFile, truth v1.Pla
 
 // describe fills in e's index entry from its image.
 func (e *Entry) describe() error {
-	mt, err := e.Image.MediaType()
-	if err != nil {
-		return err
-	}
-	d, err := e.Image.Digest()
-	if err != nil {
-		return err
-	}
-	n, err := e.Image.Size()
+	d, err := imageref.Describe(e.Image)
 	if err != nil {
 		return err
 	}
 	p := e.Platform
-	e.Descriptor = v1.Descriptor{MediaType: mt, Digest: d, Size: n, Platform: &p}
+	d.Platform = &p
+	e.Descriptor = d
 	return nil
 }
 

@@ -3,7 +3,6 @@ package merge
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/registry"
 )
@@ -204,18 +204,13 @@ func checkSubject(img v1.Image, d v1.Descriptor, fail func(string, ...any) error
 	return nil
 }
 
-// readBlob reads img's layer h, at most maxStatementBytes.
+// readBlob reads img's layer h, refused when more than maxStatementBytes.
 func readBlob(img v1.Image, h v1.Hash) ([]byte, error) {
 	l, err := img.LayerByDigest(h)
 	if err != nil {
 		return nil, err
 	}
-	rc, err := l.Compressed()
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	return io.ReadAll(io.LimitReader(rc, maxStatementBytes))
+	return imageref.ReadBlob(l, maxStatementBytes)
 }
 
 // result gives mi's index entries over the images read.

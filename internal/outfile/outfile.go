@@ -1,6 +1,7 @@
 package outfile
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +43,16 @@ func WriteBytes(path string, data []byte) error {
 		_, err := w.Write(data)
 		return err
 	})
+}
+
+// WriteJSON is Write of v as indented JSON and a newline: the metadata
+// files of build, push, merge and verify, a layout's index.json.
+func WriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteBytes(path, append(data, '\n'))
 }
 
 // CreateTemp is os.CreateTemp with Mode instead of 0600: the file a

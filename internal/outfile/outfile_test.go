@@ -56,3 +56,16 @@ func TestCheck(t *testing.T) {
 		assert.ErrorContains(t, Check("--dotenv r", filepath.Join(ro, "sub", "x.env")), "permission denied")
 	}
 }
+
+// TestWriteJSON: indented, one newline at the end; a value JSON cannot
+// hold leaves the file as it was.
+func TestWriteJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.json")
+	require.NoError(t, WriteJSON(path, map[string]any{"a": []int{1}}))
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "{\n  \"a\": [\n    1\n  ]\n}\n", string(got))
+	require.Error(t, WriteJSON(path, func() {}))
+	got, _ = os.ReadFile(path)
+	assert.Equal(t, "{\n  \"a\": [\n    1\n  ]\n}\n", string(got))
+}

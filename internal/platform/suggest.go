@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/helperbuild/helperbuild/internal/progress"
 )
 
 // suggest returns " (did you mean linux/amd64?)" for a specifier within a few
@@ -17,7 +15,7 @@ func suggest(spec string) string {
 			return fmt.Sprintf(" (did you mean %s/%s? %s is Debian's name)", os, alias, arch)
 		}
 	}
-	best := progress.Nearest(spec, suggestionOrder())
+	best := Nearest(spec, suggestionOrder())
 	if best == "" {
 		return ""
 	}

@@ -17,6 +17,8 @@
 // the session's state there) in any message, field or error shown. Retries, warnings and errors are printed by every renderer,
 // Quiet only when the run failed.
 //
-// Uploaded bytes are counted as they go out (WithCounter and
-// CountingTransport), never by reading the data a second time.
+// progress only renders: the bytes uploaded arrive as KindBytes events,
+// counted as they go out by the registry's transport stack
+// (registry.WithCounter), never by reading the data a second time; typo
+// suggestions are platform.Nearest.
 package progress

@@ -9,13 +9,24 @@ import (
 )
 
 // ShortDigest is d's algorithm and its first 12 hex digits
-// (sha256:0123456789ab); anything else is returned as is.
+// (sha256:0123456789ab), where a digest stands alone in a line; anything
+// else is returned as is.
 func ShortDigest(d string) string {
 	alg, hex, ok := strings.Cut(d, ":")
 	if !ok || len(hex) <= 12 {
 		return d
 	}
-	return alg + ":" + hex[:12]
+	return alg + ":" + ShortHex(hex)
+}
+
+// ShortHex is only the first 12 hex digits of d (0123456789ab), its
+// algorithm dropped: for a table column or a live line, where every digest
+// is sha256 and width counts. ShortDigest keeps the algorithm.
+func ShortHex(d string) string {
+	if _, hex, ok := strings.Cut(d, ":"); ok {
+		d = hex
+	}
+	return d[:min(len(d), 12)]
 }
 
 // Size is n bytes in binary units with one decimal (512 B, 1.5 KiB,
@@ -74,11 +85,13 @@ func clip(s string, width int) string {
 	return string(r[:width-1]) + "…"
 }
 
-// firstLine is the first line of s (an error's compiler output follows on
-// later lines).
-func firstLine(s string) string {
-	first, _, _ := strings.Cut(s, "\n")
-	return first
+// FirstLine is the first line of s that is not blank, trimmed: the gist of
+// a message whose detail follows on later lines (an error's compiler
+// output, a program's output after its --version line). The one way
+// helperbuild shortens a message to a line; JoinLines keeps all of it.
+func FirstLine(s string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(first)
 }
 
 // JoinLines is s on one line: its lines (split at \n and \r), trimmed,

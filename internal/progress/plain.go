@@ -80,7 +80,7 @@ func (p *Plain) render(e Event) {
 		case Done:
 			fmt.Fprintln(p.w, doneLine(e))
 		case Failed:
-			fmt.Fprintf(p.w, "%s %s failed: %s\n", e.Image, e.Platform, firstLine(e.Message))
+			fmt.Fprintf(p.w, "%s %s failed: %s\n", e.Image, e.Platform, FirstLine(e.Message))
 		}
 	case KindLog, KindRetry:
 		fmt.Fprintln(p.w, logLine(e))

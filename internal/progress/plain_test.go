@@ -117,6 +117,9 @@ func TestQuiet(t *testing.T) {
 func TestFormat(t *testing.T) {
 	assert.Equal(t, "sha256:0123456789ab", ShortDigest("sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"))
 	assert.Equal(t, "abc", ShortDigest("abc"))
+	assert.Equal(t, "0123456789ab", ShortHex("sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"))
+	assert.Equal(t, "0123456789ab", ShortHex("0123456789abcdef"), "no algorithm: still 12 digits")
+	assert.Equal(t, "abc", ShortHex("sha512:abc"))
 	assert.Equal(t, "1023 B", Size(1023))
 	assert.Equal(t, "1.0 KiB", Size(1024))
 	assert.Equal(t, "762.9 KiB", Size(781_234))

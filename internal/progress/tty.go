@@ -312,13 +312,13 @@ func (r *row) stageText(narrow bool) string {
 		return "uploading " + Size(r.bytes)
 	case Done:
 		// The 12 hex digits alone, as docker shows an ID: the row is short.
-		s := "done " + strings.TrimPrefix(ShortDigest(e.Digest), "sha256:")
+		s := "done " + ShortHex(e.Digest)
 		if e.Total > 0 {
 			s += " " + Size(e.Total)
 		}
 		return s
 	case Failed:
-		return "failed: " + firstLine(e.Message)
+		return "failed: " + FirstLine(e.Message)
 	}
 	return string(r.stage)
 }

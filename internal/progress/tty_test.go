@@ -67,7 +67,7 @@ func TestTTYFinalState(t *testing.T) {
 			for _, p := range scriptPlatforms {
 				assert.True(t, strings.HasPrefix(rows[k], img+" "), rows[k])
 				assert.Contains(t, rows[k], p)
-				short := strings.TrimPrefix(ShortDigest(digestOf(img, p)), "sha256:")
+				short := ShortHex(digestOf(img, p))
 				if width >= 100 {
 					assert.Contains(t, rows[k], "done "+short+" 762.9 KiB")
 				} else {

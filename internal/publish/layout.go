@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
 )
 
 // ToLayout writes images into the OCI layout at dir, creating it if needed.
@@ -41,7 +43,7 @@ func ToLayout(ctx context.Context, dir string, images []Image) error {
 		if ref == "" {
 			ref = "latest"
 		}
-		desc, err := descriptorOf(img.Index)
+		desc, err := imageref.Describe(img.Index)
 		if err != nil {
 			return err
 		}
@@ -60,9 +62,9 @@ func ToLayout(ctx context.Context, dir string, images []Image) error {
 			if cerr != nil {
 				return cerr
 			}
-			desc, err = descriptorOf(child)
+			desc, err = imageref.Describe(child)
 		} else {
-			desc, err = descriptorOf(img.Index)
+			desc, err = imageref.Describe(img.Index)
 		}
 		if err != nil {
 			return fmt.Errorf("layout %s: entry %s: %w", dir, ref, err)

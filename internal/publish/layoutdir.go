@@ -197,25 +197,6 @@ func (l *layoutDir) writeBlob(b blob) error {
 	})
 }
 
-// descriptorOf is the index.json descriptor of m: media type, digest and
-// size only (not partial.Descriptor, which would carry a remote
-// descriptor's platform and annotations along).
-func descriptorOf(m partial.Describable) (v1.Descriptor, error) {
-	mt, err := m.MediaType()
-	if err != nil {
-		return v1.Descriptor{}, err
-	}
-	d, err := m.Digest()
-	if err != nil {
-		return v1.Descriptor{}, err
-	}
-	size, err := m.Size()
-	if err != nil {
-		return v1.Descriptor{}, err
-	}
-	return v1.Descriptor{MediaType: mt, Digest: d, Size: size}, nil
-}
-
 // setEntry names desc ref in index.json: an entry of that name is removed
 // and desc appended (as go-containerregistry's Replace* do).
 func (l *layoutDir) setEntry(ref string, desc v1.Descriptor) {
@@ -244,11 +225,7 @@ func (l *layoutDir) commit() error {
 			return fmt.Errorf("layout %s: %w", l.dir, err)
 		}
 	}
-	data, err := json.MarshalIndent(l.index, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := outfile.WriteBytes(filepath.Join(l.dir, specsv1.ImageIndexFile), append(data, '\n')); err != nil {
+	if err := outfile.WriteJSON(filepath.Join(l.dir, specsv1.ImageIndexFile), l.index); err != nil {
 		return fmt.Errorf("layout %s: %w", l.dir, err)
 	}
 	return nil

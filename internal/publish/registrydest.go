@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
-	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
@@ -101,7 +100,7 @@ func (r *Registry) Hooks(ctx context.Context) Hooks {
 	return Hooks{
 		Preflight: r.preflight,
 		OnImage: func(hctx context.Context, image string, _ v1.Platform, img v1.Image) error {
-			ctx := progress.CarryCounter(ctx, hctx) // the release counts the bytes sent
+			ctx := registry.CarryCounter(ctx, hctx) // the release counts the bytes sent
 			for _, repo := range r.naming.repositories(image) {
 				if err := r.uploader.Image(ctx, repo, img); err != nil {
 					return err
@@ -110,7 +109,7 @@ func (r *Registry) Hooks(ctx context.Context) Hooks {
 			return nil
 		},
 		OnLayer: func(hctx context.Context, image string, _ v1.Platform, l v1.Layer) error {
-			ctx := progress.CarryCounter(ctx, hctx)
+			ctx := registry.CarryCounter(ctx, hctx)
 			var g errgroup.Group // each repository reads the stream on its own
 			for _, repo := range r.naming.repositories(image) {
 				g.Go(func() error { return r.uploader.Layer(ctx, repo, l) })

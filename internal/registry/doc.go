@@ -1,6 +1,7 @@
 // Package registry is where helperbuild's registry traffic is set up, read
 // and written: the transport stack every run uses (per-host TLS from
-// imageref.Options, retries, byte counting), the reads of references
+// imageref.Options, retries, counting the bytes sent for a context that
+// carries a counter: WithCounter, CarryCounter), the reads of references
 // (Read), of manifests by digest and of referrers, a release's writes
 // (Session), and the explanation of a registry's failures with the way out
 // (Explain).

@@ -48,7 +48,7 @@ type Session struct {
 
 // NewSession makes a Session that reaches registries as o says. Every call
 // takes its own context: that is what the requests carry (the byte
-// counter among them, see progress.CarryCounter).
+// counter among them, see CarryCounter).
 func NewSession(o imageref.Options) (*Session, error) {
 	// One transport for ggcr's writers and readers and for Raw: with
 	// insecure hosts, HTTPTransport clones the base transport, and two

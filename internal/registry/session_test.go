@@ -17,7 +17,6 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
-	"github.com/helperbuild/helperbuild/internal/progress"
 )
 
 // failOnce answers the first request that match picks with a 503.
@@ -56,7 +55,7 @@ func TestSessionOnTheRetryStack(t *testing.T) {
 	s, err := NewSession(o)
 	require.NoError(t, err)
 	var sent atomic.Int64
-	ctx := progress.WithCounter(t.Context(), func(n int64) { sent.Add(n) })
+	ctx := WithCounter(t.Context(), func(n int64) { sent.Add(n) })
 
 	a := mustRepo(t, host+"/g/a")
 	img := testkit.Image(t, v1.Platform{OS: "linux", Architecture: "amd64"}, 4096, 1)

@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
-	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/retry"
 )
 
@@ -54,7 +53,7 @@ func WithRetries(o imageref.Options, r Retries, log *slog.Logger) (imageref.Opti
 		ro.Now = r.Now
 	}
 	// Below the retries, so the bytes of each attempt are counted as they go out.
-	rt, err := retry.New(progress.CountingTransport(HTTPTransport(o)), ro)
+	rt, err := retry.New(countingTransport{HTTPTransport(o)}, ro)
 	if err != nil {
 		return o, nil, err
 	}

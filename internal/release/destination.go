@@ -1,6 +1,7 @@
 package release
 
 import (
+	"cmp"
 	"context"
 	"strings"
 
@@ -67,7 +68,7 @@ func (r *Request) parseDestination() (*Destination, error) {
 	if d.single {
 		return d, d.parseConfigFreeTags(r)
 	}
-	prefix := first(r.Repo, r.RepoFromEnv)
+	prefix := cmp.Or(r.Repo, r.RepoFromEnv)
 	if prefix == "" {
 		return nil, inputf("push needs a repository prefix: set --repo registry.example.com/group (in GitLab CI, CI_REGISTRY_IMAGE sets it)")
 	}
@@ -144,7 +145,7 @@ func (d *Destination) parseConfigFreeTags(r *Request) error {
 	if len(r.Tags) == 0 {
 		return inputf("push needs --tag REGISTRY/REPOSITORY:TAG, e.g. --tag registry.example.com/group/gitlab-runner-helper:v1.2.3 (or --repo registry.example.com/group --tag v1.2.3)")
 	}
-	prefix := first(r.Repo, r.RepoFromEnv)
+	prefix := cmp.Or(r.Repo, r.RepoFromEnv)
 	bare := 0
 	var tags publish.ByTags
 	for _, t := range r.Tags {

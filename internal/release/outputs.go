@@ -1,7 +1,6 @@
 package release
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -105,17 +104,7 @@ func (rep *Report) Metadata() Metadata {
 
 // writeMetadata writes the --metadata-file of rep to path, atomically.
 func (rep *Report) writeMetadata(path string) error {
-	return WriteJSON(path, rep.Metadata())
-}
-
-// WriteJSON writes v as indented JSON to path, atomically (the metadata
-// files of build, push, merge and verify).
-func WriteJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return outfile.WriteBytes(path, append(data, '\n'))
+	return outfile.WriteJSON(path, rep.Metadata())
 }
 
 // GitLab's limits on an artifacts:reports:dotenv file (the defaults of

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -167,13 +168,13 @@ func (r *Request) releaseMeta(ctx context.Context, dir string) (recipe.Vars, man
 		return recipe.Vars{}, manifest.Meta{}, git, &InputError{err}
 	}
 	vars := recipe.Vars{
-		Version:  first(g.Version, git.Version),
-		Revision: first(g.Revision, git.Revision),
-		Branch:   first(g.Branch, git.Branch),
+		Version:  cmp.Or(g.Version, git.Version),
+		Revision: cmp.Or(g.Revision, git.Revision),
+		Branch:   cmp.Or(g.Branch, git.Branch),
 		Date:     epoch.Format(time.RFC3339),
 		Env:      envMap(r.Env),
 	}
-	meta := manifest.Meta{Created: epoch, Source: first(g.Source, git.Remote), Revision: vars.Revision, Version: vars.Version}
+	meta := manifest.Meta{Created: epoch, Source: cmp.Or(g.Source, git.Remote), Revision: vars.Revision, Version: vars.Version}
 	return vars, meta, git, nil
 }
 
@@ -233,16 +234,6 @@ func (p *Prepared) prepareCacheDir() error {
 		return inputf("%s: %v; give another with --cache-dir DIR, or --no-cache", p.CacheDirFrom, outfile.Reason(err))
 	}
 	return nil
-}
-
-// first returns the first non-empty value.
-func first(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // envMap is env as a map, later entries winning (for {{.Env.NAME}}).

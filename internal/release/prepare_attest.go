@@ -1,6 +1,7 @@
 package release
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -51,16 +52,16 @@ func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Inf
 		}
 	}
 	ci := p.CI
-	root := first(git.Toplevel, ci.ProjectDir)
+	root := cmp.Or(git.Toplevel, ci.ProjectDir)
 	p.AttestOptions = Attest{
 		Mode:               mode,
 		Provenance:         prov,
-		Source:             attest.Source{URL: first(p.Meta.Source, git.RemoteURI), Ref: ci.sourceRef(p.Meta, git), Commit: p.Meta.Revision},
+		Source:             attest.Source{URL: cmp.Or(p.Meta.Source, git.RemoteURI), Ref: ci.sourceRef(p.Meta, git), Commit: p.Meta.Revision},
 		CI:                 ci.attest(),
 		HelperbuildVersion: p.HelperbuildVersion,
 	}
 	if cfg != nil {
-		rec, err := recipeOf(root, first(p.Config, "helperbuild.yaml"))
+		rec, err := recipeOf(root, cmp.Or(p.Config, "helperbuild.yaml"))
 		if err != nil {
 			return err
 		}

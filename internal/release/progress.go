@@ -9,6 +9,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/progress"
+	"github.com/helperbuild/helperbuild/internal/registry"
 )
 
 // stage sends unit (image, p)'s new stage; e carries its details.
@@ -27,7 +28,7 @@ func (o *Options) phase(kind progress.Kind, name, message string) {
 const bytesStep = 256 << 10
 
 // uploads counts the bytes one unit's uploads send (see
-// progress.WithCounter), reporting them in steps of bytesStep.
+// registry.WithCounter), reporting them in steps of bytesStep.
 type uploads struct {
 	opts     *Options
 	image    string
@@ -39,7 +40,7 @@ type uploads struct {
 
 // context is ctx carrying the counter.
 func (u *uploads) context(ctx context.Context) context.Context {
-	return progress.WithCounter(ctx, u.add)
+	return registry.WithCounter(ctx, u.add)
 }
 
 func (u *uploads) add(n int64) {

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/helperbuild/helperbuild/internal/publish"
@@ -21,9 +20,9 @@ import (
 // (keyless).
 type SignRequest struct {
 	// KeyName is --sign-key's value: a key file (cosign.key or PKCS#8
-	// ECDSA), read when the request is checked, or env://NAME, whose
-	// variable's value the command put in KeyPEM. KeyPEM is the key as
-	// read. Password decrypts it.
+	// ECDSA), read when the request is checked unless KeyPEM is set; with
+	// KeyPEM (the command read an env://NAME variable) only the name
+	// messages show. KeyPEM is the key as read. Password decrypts it.
 	KeyName  string
 	KeyPEM   []byte
 	Password []byte
@@ -69,14 +68,11 @@ func (r SignatureRequest) policy() (sign.Policy, error) {
 	return p, nil
 }
 
-// readKey fills req.KeyPEM from the --sign-key file, or fails naming an
-// env://NAME whose variable was empty.
+// readKey fills req.KeyPEM from the --sign-key file, unless the command
+// gave the key itself.
 func (req *SignRequest) readKey() error {
 	if len(req.KeyPEM) > 0 || req.KeyName == "" {
 		return nil
-	}
-	if v, ok := strings.CutPrefix(req.KeyName, "env://"); ok {
-		return inputf("--sign-key env://%s: the variable is empty or not set", v)
 	}
 	b, err := os.ReadFile(req.KeyName)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/gitmeta"
 	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/outfile"
 	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/sandbox"
 	"github.com/helperbuild/helperbuild/internal/sign"
@@ -94,7 +95,7 @@ func (t *VerifyTarget) Verify(ctx context.Context, opts verify.Options, reg Regi
 		return nil, fmt.Errorf("verify %s: %w", t.arg, err)
 	}
 	if metadata != "" {
-		if err := WriteJSON(metadata, verify.DocumentOf(t.arg, rep)); err != nil {
+		if err := outfile.WriteJSON(metadata, verify.DocumentOf(t.arg, rep)); err != nil {
 			return nil, fmt.Errorf("metadata file: %w", err)
 		}
 	}

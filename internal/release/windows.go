@@ -1,6 +1,7 @@
 package release
 
 import (
+	"cmp"
 	"fmt"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -22,7 +23,7 @@ func checkWindowsPlan(plan *recipe.Plan, configFree bool, base string) error {
 			if !platform.IsWindows(ip.Platform) {
 				continue
 			}
-			return windowsRefusal(ip.Platform, im.Name, configFree, first(ip.Base, base))
+			return windowsRefusal(ip.Platform, im.Name, configFree, cmp.Or(ip.Base, base))
 		}
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/helperbuild/helperbuild/internal/imageref"
 )
 
 // TestLegacyReferrerIsCosignsOCI11Form: the manifest has cosign's
@@ -59,7 +61,7 @@ func TestLegacyReferrerIsCosignsOCI11Form(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := readBlob(layer)
+	p, err := imageref.ReadBlob(layer, maxSignatureBlob)
 	if err != nil {
 		t.Fatal(err)
 	}

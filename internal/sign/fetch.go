@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -143,7 +142,7 @@ func (v *Verifier) verifyLegacyImage(img v1.Image, d v1.Hash, f *Found) (bool, [
 		if err != nil {
 			return false, nil, err
 		}
-		p, err := readBlob(layer)
+		p, err := imageref.ReadBlob(layer, maxSignatureBlob)
 		if err != nil {
 			return false, nil, fmt.Errorf("layer %s: %w", l.Digest, err)
 		}
@@ -177,22 +176,6 @@ func bundleOf(ctx context.Context, ref name.Digest, reg Registry) (b []byte, isB
 	if err != nil {
 		return nil, true, err
 	}
-	b, err = readBlob(l)
+	b, err = imageref.ReadBlob(l, maxSignatureBlob)
 	return b, true, err
-}
-
-func readBlob(l v1.Layer) ([]byte, error) {
-	rc, err := l.Compressed()
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, maxSignatureBlob+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxSignatureBlob {
-		return nil, fmt.Errorf("larger than %d bytes", maxSignatureBlob)
-	}
-	return b, nil
 }

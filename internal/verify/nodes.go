@@ -91,7 +91,9 @@ func ParseNodes(r io.Reader) ([]Node, error) {
 
 func (k kubeNode) node() (Node, error) {
 	l := k.Metadata.Labels
-	first := func(vals ...string) string {
+	// firstTrimmed is cmp.Or of the trimmed values: a label of spaces is
+	// not given.
+	firstTrimmed := func(vals ...string) string {
 		for _, v := range vals {
 			if v = strings.TrimSpace(v); v != "" {
 				return v
@@ -101,9 +103,9 @@ func (k kubeNode) node() (Node, error) {
 	}
 	n := Node{
 		Name:    k.Metadata.Name,
-		OS:      first(l["kubernetes.io/os"], l["beta.kubernetes.io/os"], k.Status.NodeInfo.OperatingSystem),
-		Arch:    first(l["kubernetes.io/arch"], l["beta.kubernetes.io/arch"], k.Status.NodeInfo.Architecture),
-		Variant: first(l[NodeVariantLabel]),
+		OS:      firstTrimmed(l["kubernetes.io/os"], l["beta.kubernetes.io/os"], k.Status.NodeInfo.OperatingSystem),
+		Arch:    firstTrimmed(l["kubernetes.io/arch"], l["beta.kubernetes.io/arch"], k.Status.NodeInfo.Architecture),
+		Variant: firstTrimmed(l[NodeVariantLabel]),
 	}
 	switch {
 	case n.Name == "":

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/helperbuild/helperbuild/internal/progress"
 )
 
 // Write prints r as verify does, in format ("json": WriteJSON, else the
@@ -40,13 +42,13 @@ func WriteTable(w io.Writer, name string, r *Report) error {
 		verdict = "FAIL"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s\n", name, shortDigest(r.Digest), verdict)
+	fmt.Fprintf(&b, "%s %s %s\n", name, progress.ShortHex(r.Digest), verdict)
 	names := checkNames(r)
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	head := append([]string{"PLATFORM", "DIGEST"}, upper(names)...)
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, p := range r.Platforms {
-		row := []string{p.Platform, shortDigest(p.Digest)}
+		row := []string{p.Platform, progress.ShortHex(p.Digest)}
 		for _, n := range names {
 			row = append(row, cell(r, p, n))
 		}
@@ -220,18 +222,6 @@ func upper(s []string) []string {
 		out[i] = strings.ToUpper(v)
 	}
 	return out
-}
-
-// shortDigest is the first 12 hex digits of a digest.
-func shortDigest(d string) string {
-	_, hex, found := strings.Cut(d, ":")
-	if !found {
-		hex = d
-	}
-	if len(hex) > 12 {
-		hex = hex[:12]
-	}
-	return hex
 }
 
 // JSON is r as WriteJSON prints it.

@@ -16,6 +16,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/rootfs"
 	"github.com/helperbuild/helperbuild/internal/sandbox"
 )
@@ -180,7 +181,7 @@ func (r *runCheck) program(ctx context.Context, p string, args []string, version
 			break
 		}
 	}
-	first := firstLine(out.Bytes())
+	first := progress.FirstLine(string(out.Bytes()))
 	var exit *exec.ExitError
 	var execErr *sandbox.ExecError
 	var memErr *sandbox.MemoryLimitError
@@ -220,7 +221,7 @@ func exitReason(exit *exec.ExitError) string {
 // checkOutput records a successful run, showing the OS/Arch line of a
 // --version output when there is one and the first line otherwise.
 func (r *runCheck) checkOutput(p, label string, out []byte, version bool) {
-	line := firstLine(out)
+	line := progress.FirstLine(string(out))
 	if version {
 		sc := bufio.NewScanner(bytes.NewReader(out))
 		for sc.Scan() {
@@ -241,11 +242,6 @@ func (r *runCheck) checkOutput(p, label string, out []byte, version bool) {
 		return
 	}
 	r.ran = append(r.ran, label+" ("+line+")")
-}
-
-func firstLine(b []byte) string {
-	line, _, _ := bytes.Cut(bytes.TrimSpace(b), []byte("\n"))
-	return strings.TrimSpace(string(line))
 }
 
 // limitedBuffer keeps the first max bytes written and discards the rest;

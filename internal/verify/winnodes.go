@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -30,17 +31,7 @@ func windowsBuild(k kubeNode) (string, error) {
 		return b, nil
 	}
 	return "", fmt.Errorf("a Windows node (%s) without the %s label or a Windows status.nodeInfo.kernelVersion (%q): its build, which decides the image it can run, is unknown",
-		first(k.Status.NodeInfo.OSImage, "osImage not given"), WindowsBuildLabel, k.Status.NodeInfo.KernelVersion)
-}
-
-// first is the first of vals that is not empty.
-func first(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
+		cmp.Or(k.Status.NodeInfo.OSImage, "osImage not given"), WindowsBuildLabel, k.Status.NodeInfo.KernelVersion)
 }
 
 // runsWindows reports whether a Windows node (process isolation, the

@@ -1,4 +1,4 @@
-package progress
+package registry
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 
 type counterKey struct{}
 
-// WithCounter returns ctx carrying count: a request made with it through a
-// CountingTransport calls count with the size of every chunk of its body
-// as it is sent.
+// WithCounter returns ctx carrying count: a request made with it on the
+// transport stack of WithRetries calls count with the size of every chunk
+// of its body as it is sent (a release's progress of uploaded bytes).
 func WithCounter(ctx context.Context, count func(n int64)) context.Context {
 	return context.WithValue(ctx, counterKey{}, count)
 }
@@ -24,14 +24,10 @@ func CarryCounter(ctx, from context.Context) context.Context {
 	return ctx
 }
 
-// CountingTransport wraps rt so that the body of a request whose context
+// countingTransport wraps rt so that the body of a request whose context
 // carries a counter (WithCounter) is counted as rt reads it: the bytes are
 // counted on their way out, not read again. A retried request is counted
 // again (the bytes did go out twice).
-func CountingTransport(rt http.RoundTripper) http.RoundTripper {
-	return countingTransport{rt}
-}
-
 type countingTransport struct{ rt http.RoundTripper }
 
 func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {

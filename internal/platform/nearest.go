@@ -1,8 +1,12 @@
-package progress
+package platform
 
 // Nearest returns the candidate within two edits of word (a swapped pair
 // is two), the closest and then the first on a tie, or "" when none is
-// that close: the "did you mean" of a mistyped name.
+// that close: the "did you mean" of a mistyped name. It lives here, beside
+// its first user (suggest, for a mistyped platform), because every user
+// already imports platform: the command's flag hint (flagHint) takes it
+// from here rather than from a package of its own, which would be the
+// command's seventh import (internal/depcheck's commandImports).
 func Nearest(word string, candidates []string) string {
 	best, bestDist := "", 3
 	for _, c := range candidates {
