@@ -253,6 +253,18 @@ func TestBuildRecipeWindows(t *testing.T) {
 		require.NoError(t, pecheck.CheckFile(extract(t, own, "Files/hello/hello.exe"), *d.Platform))
 	}
 	assert.Equal(t, 2, strings.Count(logs.String(), `msg="Windows entry: the Dockerfile is not applied" image=tools/hello`), "%s", logs.String())
+
+	// Laid out exactly as config-free mode lays them out: the same Windows
+	// entries, digest for digest.
+	free, err := recipe.PackagePlan(recipe.Package{Dir: plan.Dir, Main: "./cmd/hello", Base: base,
+		Platforms: platforms(t, "windows/amd64:10.0.17763,windows/amd64:10.0.20348")})
+	require.NoError(t, err)
+	freeRes, err := Build(context.Background(), free, attestOptions(t, AttestIndex))
+	require.NoError(t, err)
+	fm, err := freeRes.Images[0].Index.IndexManifest()
+	require.NoError(t, err)
+	assert.Equal(t, fm.Manifests[0].Digest, im.Manifests[1].Digest, "10.0.17763")
+	assert.Equal(t, fm.Manifests[1].Digest, im.Manifests[2].Digest, "10.0.20348")
 	assert.Contains(t, logs.String(), "hello-windows-amd64-10.0.17763", "each Windows entry compiles its binary")
 	assert.NotContains(t, logs.String(), "other-windows", "./cmd/other is not compiled for Windows")
 	for _, r := range log.Take() {
