@@ -22,6 +22,11 @@ images:
     tags: [v1]
 `
 
+// recipeWindowsYAML adds a Windows entry to recipeYAML, on the base
+// $WINBASE names.
+var recipeWindowsYAML = strings.Replace(recipeYAML, "platforms: [linux/amd64]", `platforms: [linux/amd64, "windows/amd64:10.0.20348"]`, 1) +
+	"    windows: {bases: {\"10.0.20348\": \"oci:{{.Env.WINBASE}}\"}}\n"
+
 const okDockerfile = "FROM scratch\nCOPY --from=binary_dir app-linux-amd64 /usr/bin/app\n"
 
 // TestBadInput feeds helperbuild one bad input at a time. Every case must:
@@ -76,7 +81,11 @@ func TestBadInput(t *testing.T) {
 		{name: "windows platform on scratch", args: []string{"build", "--platforms", "linux/amd64,windows/amd64:10.0.20348", "--base", "scratch", "./cmd/app"}, code: 2, want: []string{"windows/amd64:10.0.20348", "needs a Windows base"}},
 		{name: "windows platform on a linux base", args: []string{"build", "--platforms", "windows/amd64:10.0.20348", "--base", "oci:{layout}", "./cmd/app"}, code: 2, want: []string{"has no windows/amd64:10.0.20348 (it offers: linux/amd64)", "a Windows entry needs a Windows base"}},
 		{name: "windows platform in recipe mode", files: map[string]string{"helperbuild.yaml": recipeYAML, "Dockerfile": okDockerfile},
-			args: []string{"build", "--platforms", "windows/amd64:10.0.20348"}, code: 2, want: []string{"windows/amd64:10.0.20348", "built in config-free mode only"}},
+			args: []string{"build", "--platforms", "windows/amd64:10.0.20348"}, code: 2, want: []string{"windows/amd64:10.0.20348", "a Windows entry needs a Windows base for build 10.0.20348", `add windows: {bases: {"10.0.20348": `}},
+		{name: "windows base that is not Windows in recipe mode", files: map[string]string{"helperbuild.yaml": recipeWindowsYAML, "Dockerfile": okDockerfile},
+			args: []string{"build"}, env: []string{"WINBASE={layout}"}, code: 2, want: []string{"has no windows/amd64:10.0.20348 (it offers: linux/amd64)", "a Windows entry needs a Windows base"}},
+		{name: "windows base scratch in recipe mode", files: map[string]string{"helperbuild.yaml": strings.Replace(recipeWindowsYAML, "oci:{{.Env.WINBASE}}", "scratch", 1), "Dockerfile": okDockerfile},
+			args: []string{"build"}, code: 2, want: []string{"helperbuild.yaml:", "scratch has no Windows system files"}},
 		{name: "platform the base lacks", args: []string{"build", "--platforms", "linux/arm64", "--base", "oci:{layout}", "./cmd/app"}, code: 1, want: []string{"linux/arm64", "linux/amd64"}},
 
 		// Bases.

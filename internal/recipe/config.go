@@ -56,6 +56,15 @@ type ImageSpec struct {
 	Platforms    []v1.Platform     // nil: the top-level list
 	Base         map[string]string // platform ("linux/arm/v7") -> FROM image override, templates
 	Contract     string            // "", "helper" or "runner"
+	Windows      *WindowsSpec      // nil: the image has no Windows entries
+}
+
+// WindowsSpec is an image's windows section: how its Windows entries are
+// built. The Dockerfile describes Linux entries and is not applied to
+// them; each is binary Binaries[Binary] on the base of its Windows build.
+type WindowsSpec struct {
+	Binary int               // index in Config.Binaries
+	Bases  map[string]string // Windows build ("10.0.20348") -> base reference, templates
 }
 
 // rawConfig and its parts mirror the file; field order gives the order of
@@ -88,6 +97,12 @@ type rawImage struct {
 	Platforms    []string          `yaml:"platforms"`
 	Base         map[string]string `yaml:"base"`
 	Contract     string            `yaml:"contract"`
+	Windows      rawWindows        `yaml:"windows"`
+}
+
+type rawWindows struct {
+	Binary string            `yaml:"binary"`
+	Bases  map[string]string `yaml:"bases"`
 }
 
 // Load reads and parses the config file at path.

@@ -56,7 +56,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top-level key", "platform: [linux/amd64]\n", `helperbuild.yaml:1: unknown key "platform" at top level (known: platforms, build, binaries, images)`},
 		{"unknown key in build", strings.Replace(minimal, "  ldflags:", "  ldflag:", 1), `helperbuild.yaml:4: unknown key "ldflag" in build (known: flags, ldflags, env)`},
 		{"unknown key in binary", strings.Replace(minimal, "    output:", "    out:", 1), `helperbuild.yaml:7: unknown key "out" in binaries[0] (known: main, output)`},
-		{"unknown key in image", minimal + "    tag: [x]\n", `helperbuild.yaml:13: unknown key "tag" in images[0] (known: name, dockerfile, args, contexts, tags, platform_tags, platforms, base, contract)`},
+		{"unknown key in image", minimal + "    tag: [x]\n", `helperbuild.yaml:13: unknown key "tag" in images[0] (known: name, dockerfile, args, contexts, tags, platform_tags, platforms, base, contract, windows)`},
 		{"duplicate key", minimal + "    tags: [x]\n", `helperbuild.yaml:13: duplicate key "tags" in images[0] (first at line 12)`},
 		{"duplicate map key", strings.Replace(minimal, "{BASE_IMAGE: scratch}", "{BASE_IMAGE: scratch, BASE_IMAGE: x}", 1), `helperbuild.yaml:10: duplicate key "BASE_IMAGE" in images[0].args (first at line 10)`},
 		{"list wanted", "platforms: linux/amd64\n", `helperbuild.yaml:1: platforms: want a list, got the value "linux/amd64"`},

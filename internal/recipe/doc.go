@@ -12,7 +12,8 @@
 // per-platform ones (binaries' output, images' platform_tags and base) also see
 // .OS, .Arch, .Variant and .GitLabArch (x86_64, arm64, arm, ...). Templated
 // fields: build.flags, build.ldflags, build.env, binaries[].output,
-// images[].args, images[].tags, images[].platform_tags, images[].base. Names,
+// images[].args, images[].tags, images[].platform_tags, images[].base,
+// images[].windows.bases. Names,
 // mains, dockerfiles, contexts and platforms are taken literally.
 //
 // Platforms: the top-level list applies to every image without its own
@@ -28,6 +29,14 @@
 // output name), Image.Platforms those of each image (with its base override
 // and platform tags). Stages take the records; a platform is formatted only
 // for messages and file names.
+//
+// Windows: an image's Windows platforms (windows/amd64:10.0.20348) take their
+// base from its windows section, one per Windows build (windows.bases,
+// keyed "10.0.20348"), and hold one binary (windows.binary, a
+// binaries[].main; optional with one binary): Image.Windows and
+// ImagePlatform.Base. The Dockerfile is not applied to them; a base: entry
+// for a Windows platform is an error. A Windows platform's outputs get
+// -OSVERSION, and are "" for binaries none of its Windows entries holds.
 //
 // Config-free mode (PackagePlan) needs no config: one binary on a base, with
 // a generated Dockerfile. Without platforms the base decides them, and the

@@ -47,7 +47,10 @@ type Plan struct {
 // when it was parsed, and what is rendered for it.
 type Platform struct {
 	Platform v1.Platform
-	Outputs  []string // Outputs[k] is the plain file name of Plan.Binaries[k]
+	// Outputs[k] is the plain file name of Plan.Binaries[k]; on a Windows
+	// platform, "" for a binary none of its Windows entries holds (not
+	// compiled for it).
+	Outputs []string
 }
 
 // Binary is one Go main package; its output names are in Plan.Platforms.
@@ -78,12 +81,16 @@ type Image struct {
 	Tags           []string          // index tags, rendered, unique, in order
 	Platforms      []ImagePlatform
 	Contract       string
+	// Windows is set on a recipe image with Windows platforms: their
+	// entries hold one binary on their ImagePlatform.Base, the Dockerfile
+	// not applied. Nil in config-free mode (its one binary).
+	Windows *Windows
 }
 
 // ImagePlatform is one platform an image is built for.
 type ImagePlatform struct {
 	Platform v1.Platform
-	Base     string   // FROM image override; "" keeps the Dockerfile's
+	Base     string   // FROM image override; "" keeps the Dockerfile's. A recipe's Windows entry: its base
 	Tags     []string // alias tags of this platform's manifest
 }
 
@@ -165,6 +172,7 @@ func (c *Config) Plan(vars Vars, sel Selection) (*Plan, error) {
 		}
 		plan.Images = append(plan.Images, img)
 	}
+	keepWindowsOutputs(plan)
 	return plan, nil
 }
 
@@ -298,6 +306,9 @@ func (c *Config) planBinaries(plan *Plan, vars Vars) error {
 			name, err := c.render(p, b.Output, vars.PlatformData(pl.Platform))
 			if err != nil {
 				return err
+			}
+			if name != "" {
+				name = windowsOutput(name, pl.Platform)
 			}
 			key := platform.Format(pl.Platform)
 			if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {

@@ -68,6 +68,13 @@ func (c *Config) planImage(i int, platforms []v1.Platform, vars Vars, extraTags 
 	for k := range img.Platforms {
 		ip := &img.Platforms[k]
 		key := platform.Format(ip.Platform)
+		if platform.IsWindows(ip.Platform) {
+			if err := c.planWindowsBase(ip, spec, p, vars); err != nil {
+				return img, err
+			}
+			img.Windows = &Windows{Binary: spec.Windows.Binary}
+			continue
+		}
 		base, ok := spec.Base[key]
 		if !ok {
 			if img.DockerfileData != nil && img.Args["BASE_IMAGE"] == "" {

@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -160,6 +161,9 @@ func (c *Config) image(i int, raw rawImage) (ImageSpec, error) {
 	if img.Base, err = c.baseMap(p, raw.Base, img.Platforms); err != nil {
 		return img, err
 	}
+	if img.Windows, err = c.windowsSpec(p, raw.Windows, img.Platforms); err != nil {
+		return img, err
+	}
 	switch img.Contract {
 	case "", "helper", "runner":
 	default:
@@ -186,6 +190,9 @@ func (c *Config) baseMap(p string, raw map[string]string, own []v1.Platform) (ma
 			return nil, c.errorf(at(kp), "%s.base: %v", p, err)
 		}
 		key := platform.Format(pl)
+		if platform.IsWindows(pl) {
+			return nil, c.errorf(at(kp), "%s.base: %s is a Windows platform: its base goes under windows.bases by build (windows: {bases: {\"%s\": REF}}); base: overrides the Dockerfile's FROM, which Windows entries do not apply", p, key, cmp.Or(buildOf(pl), "10.0.20348"))
+		}
 		if _, dup := out[key]; dup {
 			return nil, c.errorf(at(kp), "%s.base: %q is %s, which has another entry", p, k, key)
 		}

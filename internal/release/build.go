@@ -147,6 +147,9 @@ func compileTargets(plan *recipe.Plan, binDir string) ([]crossbuild.Target, []in
 	var of []int
 	for k, bin := range plan.Binaries {
 		for i, p := range plan.Platforms {
+			if p.Outputs[k] == "" {
+				continue // a Windows platform compiles only what its entries hold
+			}
 			targets = append(targets, crossbuild.Target{Platform: p.Platform, Main: bin.Main, Output: filepath.Join(binDir, p.Outputs[k])})
 			of = append(of, i)
 		}

@@ -2,6 +2,7 @@ package release
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,13 +45,13 @@ func planUnits(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) (
 	var refs []string
 	for i, im := range plan.Images {
 		for _, ip := range im.Platforms {
-			st, err := files[i].Resolve(dockerfile.Target{Platform: ip.Platform, BuildPlatform: opts.BuildPlatform, Args: im.Args})
-			if err != nil {
-				return nil, nil, &InputError{err}
-			}
-			ref := st.Base
-			if ip.Base != "" {
-				ref = ip.Base
+			var st *dockerfile.Stage
+			ref := ip.Base
+			if im.Windows == nil || !platform.IsWindows(ip.Platform) { // a recipe's Windows entry: its base is named, its Dockerfile not applied
+				if st, err = files[i].Resolve(dockerfile.Target{Platform: ip.Platform, BuildPlatform: opts.BuildPlatform, Args: im.Args}); err != nil {
+					return nil, nil, &InputError{err}
+				}
+				ref = cmp.Or(ip.Base, st.Base)
 			}
 			units[i] = append(units[i], unit{image: i, platform: ip.Platform, tags: ip.Tags, stage: st, baseRef: ref})
 			if ref != "scratch" {

@@ -1,7 +1,12 @@
 package release
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -175,4 +180,122 @@ func TestAllPlatformsLeavesWindowsOut(t *testing.T) {
 	}
 	assert.Equal(t, "linux/amd64,linux/arm64", platform.FormatList(got))
 	assert.Zero(t, reads.Load())
+}
+
+// recipeMixed writes a recipe into a module with two binaries: image
+// tools/hello has a Linux entry from its Dockerfile and a Windows entry per
+// build of bases (build -> base); other names a Linux image only.
+func recipeMixed(t *testing.T, platforms string, bases map[string]string) *recipe.Plan {
+	t.Helper()
+	dir := module(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "cmd", "other"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmd", "other", "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\nARG TARGETARCH\nCOPY --from=bin hello-linux-${TARGETARCH} /usr/bin/hello\nENTRYPOINT [\"/usr/bin/hello\"]\n"), 0o644))
+	var b strings.Builder
+	for build, ref := range bases {
+		fmt.Fprintf(&b, "        %q: %s\n", build, ref)
+	}
+	yaml := "binaries:\n  - main: ./cmd/hello\n    output: hello-{{.OS}}-{{.Arch}}\n  - main: ./cmd/other\n    output: other-{{.OS}}-{{.Arch}}\n" +
+		"images:\n  - name: tools/hello\n    dockerfile: Dockerfile\n    contexts: {bin: \"binaries:\"}\n    platforms: [" + platforms + "]\n" +
+		"    windows:\n      binary: ./cmd/hello\n      bases:\n" + b.String()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "helperbuild.yaml"), []byte(yaml), 0o644))
+	cfg, err := recipe.Load(filepath.Join(dir, "helperbuild.yaml"))
+	require.NoError(t, err)
+	plan, err := cfg.Plan(recipe.Vars{Version: "v1.2.3"}, recipe.Selection{})
+	require.NoError(t, err)
+	return plan
+}
+
+// A recipe's Windows entries are built as config-free ones are: the named
+// binary as C:\NAME\NAME.exe on the base of each build, the Dockerfile not
+// applied (and logged so); the Linux entry comes from the Dockerfile;
+// Windows platforms compile only the binary their entries hold.
+func TestBuildRecipeWindows(t *testing.T) {
+	var reads testkit.ForeignReads
+	base, log, foreign := mixedBase(t, &reads)
+	plan := recipeMixed(t, "linux/amd64, windows/amd64:10.0.17763, windows/amd64:10.0.20348",
+		map[string]string{"10.0.17763": base, "10.0.20348": base})
+	var logs bytes.Buffer
+	opts := attestOptions(t, AttestIndex)
+	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	res, err := Build(context.Background(), plan, opts)
+	require.NoError(t, err)
+	img := res.Images[0]
+	for _, p := range img.Platforms {
+		require.NotNil(t, p.Attestation, "attested: %s", platform.Format(p.Platform))
+	}
+	im, err := img.Index.IndexManifest()
+	require.NoError(t, err)
+	var listed []v1.Platform
+	for _, d := range im.Manifests[:3] {
+		listed = append(listed, *d.Platform)
+	}
+	assert.Equal(t, "linux/amd64,windows/amd64:10.0.17763.5830,windows/amd64:10.0.20348.2340", platform.FormatList(listed))
+	for _, d := range im.Manifests {
+		if d.Platform == nil || d.Platform.OS == "unknown" {
+			continue
+		}
+		child, err := img.Index.Image(d.Digest)
+		require.NoError(t, err)
+		layers, err := child.Layers()
+		require.NoError(t, err)
+		cf, err := child.ConfigFile()
+		require.NoError(t, err)
+		own := layers[len(layers)-1]
+		if d.Platform.OS == "linux" {
+			assert.Equal(t, []string{"/usr/bin/hello"}, cf.Config.Entrypoint, "the Dockerfile's")
+			require.NoError(t, elfcheck.CheckFile(extract(t, own, "usr/bin/hello"), *d.Platform))
+			continue
+		}
+		assert.Equal(t, d.Platform.OSVersion, cf.OSVersion)
+		assert.Equal(t, []string{`C:\hello\hello.exe`}, cf.Config.Entrypoint)
+		assert.Equal(t, []string{`PATH=C:\hello;C:\Windows\system32;C:\Windows`}, cf.Config.Env)
+		require.NoError(t, pecheck.CheckFile(extract(t, own, "Files/hello/hello.exe"), *d.Platform))
+	}
+	assert.Equal(t, 2, strings.Count(logs.String(), `msg="Windows entry: the Dockerfile is not applied" image=tools/hello`), "%s", logs.String())
+
+	// Laid out exactly as config-free mode lays them out: the same Windows
+	// entries, digest for digest.
+	free, err := recipe.PackagePlan(recipe.Package{Dir: plan.Dir, Main: "./cmd/hello", Base: base,
+		Platforms: platforms(t, "windows/amd64:10.0.17763,windows/amd64:10.0.20348")})
+	require.NoError(t, err)
+	freeRes, err := Build(context.Background(), free, attestOptions(t, AttestIndex))
+	require.NoError(t, err)
+	fm, err := freeRes.Images[0].Index.IndexManifest()
+	require.NoError(t, err)
+	assert.Equal(t, fm.Manifests[0].Digest, im.Manifests[1].Digest, "10.0.17763")
+	assert.Equal(t, fm.Manifests[1].Digest, im.Manifests[2].Digest, "10.0.20348")
+	assert.Contains(t, logs.String(), "hello-windows-amd64-10.0.17763", "each Windows entry compiles its binary")
+	assert.NotContains(t, logs.String(), "other-windows", "./cmd/other is not compiled for Windows")
+	for _, r := range log.Take() {
+		for _, f := range foreign {
+			assert.False(t, strings.Contains(r, f), "the foreign blob was asked for: %s", r)
+		}
+	}
+	assert.Zero(t, reads.Load())
+}
+
+// A recipe's Windows base that is not Windows, or lacks the build, is a
+// usage error before anything compiles.
+func TestBuildRecipeWindowsRefusals(t *testing.T) {
+	var reads testkit.ForeignReads
+	base, _, _ := mixedBase(t, &reads)
+	_, linuxBase := busyboxLike(t, "linux/amd64")
+	for _, tt := range []struct{ name, platforms, base, want string }{
+		{"linux base", "windows/amd64:10.0.20348", linuxBase, "image tools/hello: base " + linuxBase + " has no windows/amd64:10.0.20348 (it offers: linux/amd64); a Windows entry needs a Windows base"},
+		{"build the base lacks", "windows/amd64:10.0.26100", base, "has no windows/amd64:10.0.26100 (it offers: linux/amd64,linux/arm64,windows/amd64:10.0.17763.5830,windows/amd64:10.0.20348.2340)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := recipeMixed(t, tt.platforms, map[string]string{strings.TrimPrefix(tt.platforms, "windows/amd64:"): tt.base})
+			var logs bytes.Buffer
+			opts := options(t)
+			opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			_, err := Build(context.Background(), plan, opts)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			var input *InputError
+			assert.ErrorAs(t, err, &input, "a usage error (exit 2)")
+			assert.NotContains(t, logs.String(), "compiled", "refused before compiling")
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -24,9 +25,10 @@ import (
 // own, as the Dockerfile's steps are marked (verify reads it).
 const windowsHistoryComment = "buildkit.dockerfile.v0"
 
-// assembleWindowsUnit builds a config-free Windows entry: the base of its
-// build (foreign layers referenced, never read), one Windows-format layer
-// holding the package's binary at C:\NAME\NAME.exe, and the base's config
+// assembleWindowsUnit builds a Windows entry, config-free or of a recipe
+// (whose Dockerfile is not applied): the base of its build (foreign layers
+// referenced, never read), one Windows-format layer holding the binary at
+// C:\NAME\NAME.exe (NAME the image's last path element), and the base's config
 // with that entrypoint and C:\NAME first on PATH. The entry's os.version is
 // its base config's.
 func assembleWindowsUnit(ctx context.Context, plan *recipe.Plan, u unit, b *bases, binDir string, cache *layer.Cache, opts Options, lopts layer.Options) (v1.Image, []rootfs.Entry, int, error) {
@@ -34,22 +36,20 @@ func assembleWindowsUnit(ctx context.Context, plan *recipe.Plan, u unit, b *base
 	if u.base == nil {
 		return nil, nil, 0, &InputError{fmt.Errorf("image %s for %s: a Windows entry needs a Windows base", im.Name, platform.Format(u.platform))}
 	}
-	k := -1
-	for i, pp := range plan.Platforms {
-		if platform.Equal(pp.Platform, u.platform) {
-			k = i
-		}
+	out, err := windowsBinary(plan, u)
+	if err != nil {
+		return nil, nil, 0, err
 	}
-	if k < 0 || len(plan.Platforms[k].Outputs) != 1 {
-		return nil, nil, 0, fmt.Errorf("image %s for %s: no binary planned", im.Name, platform.Format(u.platform))
+	if im.Windows != nil {
+		opts.Logger.Info("Windows entry: the Dockerfile is not applied", "image", im.Name, "platform", platform.Format(u.platform), "dockerfile", im.DockerfileName, "binary", out, "base", u.baseRef)
 	}
 	cf, err := u.base.ConfigFile()
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("base config: %w", err)
 	}
-	name := im.Name
+	name := path.Base(im.Name) // a recipe image may be group/app
 	exe := platform.ExeName(u.platform, name)
-	entries := []rootfs.Entry{{Path: "/" + name + "/" + exe, Kind: rootfs.File, Source: filepath.Join(binDir, plan.Platforms[k].Outputs[0]), Mode: 0o755}}
+	entries := []rootfs.Entry{{Path: "/" + name + "/" + exe, Kind: rootfs.File, Source: filepath.Join(binDir, out), Mode: 0o755}}
 	opts.stage(im.Name, u.platform, progress.Writing, progress.Event{Count: 1, Of: 1})
 	start := time.Now()
 	lopts.Epoch, lopts.Level, lopts.Windows = opts.Meta.Created, opts.CompressionLevel, true
@@ -77,7 +77,7 @@ func assembleWindowsUnit(ctx context.Context, plan *recipe.Plan, u unit, b *base
 		Platform: v1.Platform{OS: "windows", Architecture: u.platform.Architecture, Variant: u.platform.Variant},
 		Config:   config,
 		Steps: []manifest.Step{{Layer: l, History: v1.History{
-			CreatedBy: fmt.Sprintf(`COPY %s %s\%s # helperbuild, Windows layer`, plan.Platforms[k].Outputs[0], dir, exe),
+			CreatedBy: fmt.Sprintf(`COPY %s %s\%s # helperbuild, Windows layer`, out, dir, exe),
 			Comment:   windowsHistoryComment,
 		}}},
 		Annotations: opts.Meta.Annotations(baseName, u.baseDig),
@@ -87,6 +87,23 @@ func assembleWindowsUnit(ctx context.Context, plan *recipe.Plan, u unit, b *base
 		return nil, nil, 0, err
 	}
 	return img, entries, fresh, nil
+}
+
+// windowsBinary is the output file of the binary the Windows unit u holds:
+// a config-free package's one, or the one its recipe image names
+// (windows.binary).
+func windowsBinary(plan *recipe.Plan, u unit) (string, error) {
+	im := plan.Images[u.image]
+	b := 0
+	if im.Windows != nil {
+		b = im.Windows.Binary
+	}
+	for _, pp := range plan.Platforms {
+		if platform.Equal(pp.Platform, u.platform) && b < len(pp.Outputs) && pp.Outputs[b] != "" {
+			return pp.Outputs[b], nil
+		}
+	}
+	return "", fmt.Errorf("image %s for %s: no binary planned", im.Name, platform.Format(u.platform))
 }
 
 // windowsPath puts dir first on the PATH of env (Windows matches the name

@@ -30,7 +30,7 @@ func verifyImage(ctx context.Context, img v1.Image, desc *v1.Platform, n int, op
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	if cfg.OS == "windows" || (desc != nil && desc.OS == "windows") {
-		return verifyWindowsImage(ctx, img, cfg, desc, opts)
+		return verifyWindowsImage(ctx, img, cfg, desc, opts, statements)
 	}
 	p := configPlatform(cfg)
 	var checks []Check

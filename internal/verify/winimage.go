@@ -3,6 +3,7 @@ package verify
 import (
 	"archive/tar"
 	"context"
+	"debug/buildinfo"
 	"fmt"
 	"io"
 	"os"
@@ -18,9 +19,11 @@ import (
 // verifyWindowsImage runs the checks that apply to a Windows image: its
 // os.version (on the config and on the index entry, one build), the PE
 // executables its own layers add (machine, console subsystem, Go build
-// settings), with the base's foreign layers never read. The contract, the
-// runs and the attestation checks are Linux-only and say so.
-func verifyWindowsImage(ctx context.Context, img v1.Image, cfg *v1.ConfigFile, desc *v1.Platform, opts Options) ([]Check, error) {
+// settings), with the base's foreign layers never read. With
+// opts.Attestations, statements are checked as a Linux image's are (subject,
+// the SBOM's Go modules of each .exe the own layers add, the provenance's
+// base digest). The contract and the runs are Linux-only and say so.
+func verifyWindowsImage(ctx context.Context, img v1.Image, cfg *v1.ConfigFile, desc *v1.Platform, opts Options, statements []statementBlob) ([]Check, error) {
 	p := configPlatform(cfg)
 	var checks []Check
 	if desc != nil {
@@ -36,6 +39,7 @@ func verifyWindowsImage(ctx context.Context, img v1.Image, cfg *v1.ConfigFile, d
 	own, _ := ownLayers(cfg, len(layers))
 	arch := findings{name: CheckArch}
 	var exes, foreign int
+	var bins []elfFile // the own layers' Go executables, as the SBOM names them
 	budget := newReadBudget(opts)
 	for i, l := range budget.bound(layers) {
 		mt, err := l.MediaType()
@@ -57,7 +61,12 @@ func verifyWindowsImage(ctx context.Context, img v1.Image, cfg *v1.ConfigFile, d
 				return nil
 			}
 			exes++
-			return checkPE(r, opts.TempDir, windowsPath(hdr.Name), p, &arch)
+			bin, err := checkPE(r, opts.TempDir, windowsPath(hdr.Name), p, &arch)
+			if bin != nil {
+				bin.path = sbomPath(hdr.Name)
+				bins = append(bins, *bin)
+			}
+			return err
 		})
 		if err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i, err)
@@ -78,7 +87,11 @@ func verifyWindowsImage(ctx context.Context, img v1.Image, cfg *v1.ConfigFile, d
 		checks = append(checks, Check{Name: CheckRun, OK: true, Warning: true, Reason: "Windows entries are not started here (no Windows host); their PE binaries were checked"})
 	}
 	if opts.Attestations {
-		checks = append(checks, Check{Name: CheckAttest, OK: true, Warning: true, Reason: "attestations of Windows entries are not checked yet"})
+		ac, err := attestationChecks(ctx, img, statements, bins, nil, desc == nil, opts)
+		if err != nil {
+			return nil, err
+		}
+		checks = append(checks, ac...)
 	}
 	return checks, nil
 }
@@ -113,21 +126,28 @@ func windowsPath(name string) string {
 	return `C:\` + strings.ReplaceAll(rest, "/", `\`)
 }
 
+// sbomPath is where an SBOM names the file of a Windows layer path
+// (Files/app/x.exe is /app/x.exe, as helperbuild's attestations write it).
+func sbomPath(name string) string {
+	return "/" + strings.TrimPrefix(strings.TrimPrefix(name, "./"), "Files/")
+}
+
 // checkPE spools r and records in f whether it is a PE console program for
-// p built by Go for p.
-func checkPE(r io.Reader, dir, path string, p v1.Platform, f *findings) error {
+// p built by Go for p. A Go executable is returned with its modules (for
+// the SBOM check), its path left to the caller; nil for any other file.
+func checkPE(r io.Reader, dir, path string, p v1.Platform, f *findings) (*elfFile, error) {
 	tmp, err := os.CreateTemp(dir, "pe-*")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
 	if _, err := io.Copy(tmp, r); err != nil {
-		return err
+		return nil, err
 	}
 	if err := pecheck.Check(tmp, p); err != nil {
 		f.failAt(path, err.Error())
-		return nil
+		return nil, nil
 	}
 	info, ok, err := pecheck.GoInfo(tmp)
 	switch {
@@ -137,6 +157,9 @@ func checkPE(r io.Reader, dir, path string, p v1.Platform, f *findings) error {
 		if err := pecheck.CheckGo(info, p); err != nil {
 			f.failAt(path, err.Error())
 		}
+		if bi, err := buildinfo.Read(tmp); err == nil {
+			return &elfFile{goBinary: true, mainPkg: bi.Path, modules: goModules(bi)}, nil
+		}
 	}
-	return nil
+	return nil, nil
 }

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,9 +16,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
@@ -154,4 +157,66 @@ func TestVerifyWindowsEntriesRefuse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A Windows entry's attestations are checked as a Linux entry's: an SBOM
+// and a provenance about the entry, the SBOM naming the .exe where the
+// image holds it (/helper/helper.exe) with its build info's modules, the
+// provenance naming the base. A good pair passes with no warning; each
+// wrong or missing one fails.
+func TestVerifyWindowsAttestations(t *testing.T) {
+	var reads testkit.ForeignReads
+	exe := windowsExe(t, "windows/amd64")
+	bi, err := buildinfo.Read(bytes.NewReader(exe))
+	require.NoError(t, err)
+	modules := goModules(bi)
+	const bin, listed = "/helper/helper.exe", "windows/amd64:10.0.20348.2340"
+	base := "sha256:" + strings.Repeat("b", 64)
+	img := mutate.Annotations(windowsHelper(t, testkit.WindowsBase(t, "10.0.20348.2340", &reads), exe),
+		map[string]string{specsv1.AnnotationBaseImageDigest: base}).(v1.Image)
+	d, err := img.Digest()
+	require.NoError(t, err)
+	good := [][]byte{statementJSON(t, d, attestspec.PredicateSPDX, sbomFor(bin, modules...)), statementJSON(t, d, attestspec.PredicateSLSA, provenanceWith(base))}
+	other := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("c", 64)}
+	for _, tc := range []struct {
+		name       string
+		statements [][]byte
+		want       string
+	}{
+		{name: "agreeing with the entry", statements: good},
+		{name: "none", want: "no attestations: neither the index nor the registry's referrers hold an SBOM or provenance for " + d.String()},
+		{name: "no SBOM", statements: good[1:], want: "no SBOM"},
+		{name: "the exe missing", statements: [][]byte{statementJSON(t, d, attestspec.PredicateSPDX, sbomFor("/other/other.exe", modules...)), good[1]},
+			want: bin + ": Go binary missing from the SBOM"},
+		{name: "a module the exe lacks", statements: [][]byte{statementJSON(t, d, attestspec.PredicateSPDX, sbomFor(bin, append([]string{"golang.org/x/sys@v0.1.0"}, modules...)...)), good[1]},
+			want: bin + ": the SBOM's Go modules differ from the binary's build info"},
+		{name: "about another manifest", statements: [][]byte{statementJSON(t, other, attestspec.PredicateSPDX, sbomFor(bin, modules...)), good[1]},
+			want: "https://spdx.dev/Document"},
+		{name: "another base", statements: [][]byte{good[0], statementJSON(t, d, attestspec.PredicateSLSA, provenanceWith(other.String()))},
+			want: "the provenance's base images [" + other.String() + "] are not the manifest's org.opencontainers.image.base.digest"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			idx := windowsIndex(t, map[string]v1.Image{listed: img}, listed)
+			if tc.statements != nil {
+				idx = mutate.AppendManifests(idx, attestationManifest(t, img, tc.statements...))
+			}
+			r, err := Index(context.Background(), idx, Options{TempDir: t.TempDir(), Attestations: true})
+			require.NoError(t, err)
+			got := failures(r)
+			attest := checksOf(r, CheckAttest)
+			require.NotEmpty(t, attest)
+			if tc.want == "" {
+				assert.Empty(t, got)
+				for _, c := range attest {
+					assert.False(t, c.Warning, "%+v", c)
+				}
+				assert.Contains(t, attest[0].Reason, "SBOM and provenance about "+d.String())
+				return
+			}
+			require.NotEmpty(t, got)
+			assert.Contains(t, strings.Join(got, "\n"), tc.want)
+			assert.True(t, strings.HasPrefix(got[0], listed+" "+CheckAttest+": "), "%q", got)
+		})
+	}
+	assert.Zero(t, reads.Load(), "a foreign layer was read")
 }

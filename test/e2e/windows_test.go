@@ -29,7 +29,9 @@ import (
 // entries carry os.version and a foreign layer at a URL nothing serves (the registry never
 // got that blob). No request names a foreign blob; each node kind's selector, go-
 // containerregistry's and containerd's, picks its own entry; every binary has its format
-// and machine; a second push gives the same digest.
+// and machine; a second push gives the same digest; `verify --attestations` passes for
+// every entry. Then a recipe (helperbuild.yaml with windows.bases) pushes the same Windows
+// entries, digest for digest, beside its Dockerfile's Linux entry.
 func TestMixedLinuxWindowsPush(t *testing.T) {
 	s := suiteFor(t)
 	var reads testkit.ForeignReads
@@ -133,6 +135,60 @@ func TestMixedLinuxWindowsPush(t *testing.T) {
 			assert.NotContains(t, r, f, "a foreign blob was asked for on the second push")
 		}
 	}
+
+	// The Windows entries' attestations verify as the Linux entries' do.
+	res := s.helperbuild(t, dir, s.helperbuildEnv(t), "verify", "--attestations", s.plain.ref("e2e/mixed:v1"))
+	assert.Zero(t, res.ExitCode, "verify:\n%s", res)
+	assert.NotContains(t, res.Stdout, "not checked yet")
+
+	// Recipe mode: helperbuild.yaml names a Windows base per build. The
+	// Linux entry comes from its Dockerfile; the Windows entries are the
+	// config-free push's, digest for digest.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\nARG TARGETARCH\nCOPY --from=bin hello-linux-${TARGETARCH} /usr/bin/hello\n"), 0o644))
+	winBase := proxy.Host + "/e2e/windows-base:1"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "helperbuild.yaml"), []byte(`platforms: [linux/amd64, "windows/amd64:10.0.17763", "windows/amd64:10.0.20348"]
+binaries:
+  - main: ./cmd/hello
+    output: hello-{{.OS}}-{{.Arch}}
+images:
+  - name: hello
+    dockerfile: Dockerfile
+    contexts: {bin: "binaries:"}
+    tags: [v1]
+    windows:
+      bases:
+        "10.0.17763": `+winBase+`
+        "10.0.20348": `+winBase+`
+`), 0o644))
+	before := len(proxy.all())
+	s.mustHelperbuild(t, dir, s.helperbuildEnv(t), "push", "--config", "helperbuild.yaml", "--repo", proxy.Host+"/e2e/recipe")
+	for _, r := range proxy.all()[before:] {
+		for _, f := range foreign {
+			assert.NotContains(t, r, f, "a foreign blob was asked for by the recipe's push")
+		}
+	}
+	rref, err := name.ParseReference(s.plain.ref("e2e/recipe/hello:v1"), name.Insecure)
+	require.NoError(t, err)
+	ridx, err := remote.Index(rref)
+	require.NoError(t, err)
+	rgot, err := ridx.IndexManifest()
+	require.NoError(t, err)
+	byPlatform := func(im *v1.IndexManifest) map[string]v1.Hash {
+		out := map[string]v1.Hash{}
+		for _, d := range im.Manifests {
+			if d.Platform != nil && d.Platform.OS != "unknown" {
+				out[d.Platform.String()] = d.Digest
+			}
+		}
+		return out
+	}
+	recipeEntries, freeEntries := byPlatform(rgot), byPlatform(got)
+	assert.Len(t, recipeEntries, 3)
+	require.Contains(t, recipeEntries, "linux/amd64")
+	for _, p := range []string{"windows/amd64:10.0.17763.5830", "windows/amd64:10.0.20348.2340"} {
+		assert.Equal(t, freeEntries[p], recipeEntries[p], "%s: the recipe's Windows entry is the config-free one", p)
+	}
+	assert.Zero(t, reads.Load())
 }
 
 // extractFile writes the file called name in l to a temporary file.
