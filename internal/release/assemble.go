@@ -15,6 +15,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/layer"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/rootfs"
@@ -39,14 +40,14 @@ type assembler struct {
 	slots *slots // when layer work may run beside the compiles, on how many goroutines
 
 	mu       sync.Mutex
-	pending  []int              // [plan platform] binaries not yet compiled
-	binaries []int              // [plan platform] binaries to compile
-	upToDate []int              // [plan platform] binaries go build found up to date (nothing compiled)
-	layers   layerCount         // every unit's layers, for the build's last line
-	compiles []bool             // [plan platform] a compile has started
-	images   [][]v1.Image       // [image][platform], nil until assembled
-	checks   [][][]verify.Check // [image][platform], set with images
-	attests  [][]*Attestation   // [image][platform], set with images when attest is set
+	pending  []int                    // [plan platform] binaries not yet compiled
+	binaries []int                    // [plan platform] binaries to compile
+	upToDate []int                    // [plan platform] binaries go build found up to date (nothing compiled)
+	layers   layerCount               // every unit's layers, for the build's last line
+	compiles []bool                   // [plan platform] a compile has started
+	images   [][]v1.Image             // [image][platform], nil until assembled
+	checks   [][][]verify.Check       // [image][platform], set with images
+	attests  [][]*product.Attestation // [image][platform], set with images when attest is set
 }
 
 // newAssembler waits for the binaries of targetPlatforms: each one's index
@@ -56,12 +57,12 @@ func newAssembler(plan *recipe.Plan, units [][]unit, b *bases, binDir string, ca
 		slots: newSlots(opts.Jobs, len(targetPlatforms)), pending: make([]int, len(plan.Platforms)),
 		images: make([][]v1.Image, len(units)), checks: make([][][]verify.Check, len(units)),
 		binaries: make([]int, len(plan.Platforms)), compiles: make([]bool, len(plan.Platforms)), upToDate: make([]int, len(plan.Platforms)),
-		attests: make([][]*Attestation, len(units)), found: newCheckFindings(units)}
+		attests: make([][]*product.Attestation, len(units)), found: newCheckFindings(units)}
 	a.flat.readOS = at != nil
 	for i := range units {
 		a.images[i] = make([]v1.Image, len(units[i]))
 		a.checks[i] = make([][]verify.Check, len(units[i]))
-		a.attests[i] = make([]*Attestation, len(units[i]))
+		a.attests[i] = make([]*product.Attestation, len(units[i]))
 	}
 	for _, k := range targetPlatforms {
 		a.pending[k]++
@@ -333,7 +334,7 @@ func (a *assembler) build(ctx context.Context, i, j int, follow func(*layer.Stre
 	if err != nil {
 		return nil, 0, err
 	}
-	var at *Attestation
+	var at *product.Attestation
 	if a.attest != nil {
 		if at, err = a.attestUnit(ctx, i, j, img, entries); err != nil {
 			return nil, 0, a.unitErr(i, j, fmt.Errorf("attestations: %w", err))
@@ -347,7 +348,7 @@ func (a *assembler) build(ctx context.Context, i, j int, follow func(*layer.Stre
 
 // attestUnit writes the attestations of unit (i, j), whose image is img
 // and whose layers hold entries.
-func (a *assembler) attestUnit(ctx context.Context, i, j int, img v1.Image, entries []rootfs.Entry) (*Attestation, error) {
+func (a *assembler) attestUnit(ctx context.Context, i, j int, img v1.Image, entries []rootfs.Entry) (*product.Attestation, error) {
 	u := a.units[i][j]
 	f := unitFacts{name: a.plan.Images[i].Name, binDir: a.binDir, entries: entries}
 	if u.base != nil {

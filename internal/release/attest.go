@@ -2,7 +2,6 @@ package release
 
 import (
 	"cmp"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,41 +11,16 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/attestspec"
-	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
-// AttestMode says where a release puts each platform image's SBOM and
-// provenance.
-type AttestMode string
-
-const (
-	// AttestNone writes no attestation (the zero value).
-	AttestNone AttestMode = "none"
-	// AttestIndex lists one attestation manifest per platform image in the
-	// image index, after all platform images, as BuildKit does.
-	AttestIndex AttestMode = "index"
-	// AttestReferrers makes each statement (and the SBOM as a plain SPDX
-	// document) an OCI 1.1 referrer of its platform manifest; the index
-	// lists the platform images only.
-	AttestReferrers AttestMode = "referrers"
-)
-
-// ParseAttestMode parses --attest.
-func ParseAttestMode(s string) (AttestMode, error) {
-	switch m := AttestMode(s); m {
-	case AttestNone, AttestIndex, AttestReferrers:
-		return m, nil
-	}
-	return "", fmt.Errorf("--attest %q: want index, referrers or none", s)
-}
-
 // Attest configures the attestations of a release; the command gathers
 // every value. Zero Mode writes none.
 type Attest struct {
-	Mode       AttestMode
+	Mode       product.AttestMode
 	Provenance attest.ProvenanceMode
 	// Source is the git checkout (URL, ref, full commit); Recipe the
 	// helperbuild.yaml, relative to the source root.
@@ -69,66 +43,13 @@ type Attest struct {
 	Now func() time.Time
 }
 
-func (a Attest) on() bool { return a.Mode == AttestIndex || a.Mode == AttestReferrers }
-
-// Attestation is what a release says about one platform image. A merge
-// (which reads the attestation manifests the jobs pushed) fills Digests
-// alone.
-type Attestation struct {
-	// Digests name the statements and the manifests that carry them.
-	Digests AttestationDigests
-	// SBOM and Provenance are the in-toto statements; SPDX the SBOM's
-	// document alone.
-	SBOM, Provenance attest.Statement
-	SPDX             []byte
-	// Manifest is the attestation manifest the index lists (AttestIndex).
-	Manifest *attest.Artifact
-	// Referrers are the artifacts whose subject is the platform manifest
-	// (AttestReferrers): the SBOM statement, the provenance statement, the
-	// plain SPDX document.
-	Referrers []*attest.Artifact
-}
-
-// AttestationDigests name a platform's attestations: the SBOM and
-// provenance statements (the layers that hold them), and the attestation
-// manifest in the index or the referrers.
-type AttestationDigests struct {
-	SBOM, Provenance v1.Hash
-	Manifest         v1.Hash   // AttestIndex
-	Referrers        []v1.Hash // AttestReferrers
-}
-
-// digestsOf names at's statements and manifests.
-func digestsOf(at *Attestation) (AttestationDigests, error) {
-	var d AttestationDigests
-	if len(at.SBOM.JSON) > 0 { // a join writes no SBOM
-		d.SBOM = at.SBOM.Digest()
-	}
-	if len(at.Provenance.JSON) > 0 {
-		d.Provenance = at.Provenance.Digest()
-	}
-	if at.Manifest != nil {
-		h, err := at.Manifest.Digest()
-		if err != nil {
-			return d, err
-		}
-		d.Manifest = h
-	}
-	for _, r := range at.Referrers {
-		h, err := r.Digest()
-		if err != nil {
-			return d, err
-		}
-		d.Referrers = append(d.Referrers, h)
-	}
-	return d, nil
-}
+func (a Attest) on() bool { return a.Mode == product.AttestIndex || a.Mode == product.AttestReferrers }
 
 // mergedAttestation names the statements of an attestation manifest a
 // job pushed (BuildKit's layout: one layer per statement, annotated with
 // its predicate type).
-func mergedAttestation(digest v1.Hash, m *v1.Manifest) *Attestation {
-	at := &Attestation{Digests: AttestationDigests{Manifest: digest}}
+func mergedAttestation(digest v1.Hash, m *v1.Manifest) *product.Attestation {
+	at := &product.Attestation{Digests: product.AttestationDigests{Manifest: digest}}
 	for _, l := range m.Layers {
 		switch l.Annotations[attestspec.AnnotationPredicateType] {
 		case attestspec.PredicateSPDX:
@@ -214,7 +135,7 @@ type unitFacts struct {
 type attestTimes struct{ sbom, provenance time.Duration }
 
 // attestUnit writes the attestations of the platform image img.
-func (a *attestor) attestUnit(img v1.Image, p v1.Platform, f unitFacts) (*Attestation, attestTimes, error) {
+func (a *attestor) attestUnit(img v1.Image, p v1.Platform, f unitFacts) (*product.Attestation, attestTimes, error) {
 	var times attestTimes
 	start := time.Now()
 	at, im, err := a.sbom(img, p, f)
@@ -229,7 +150,7 @@ func (a *attestor) attestUnit(img v1.Image, p v1.Platform, f unitFacts) (*Attest
 }
 
 // sbom writes the SBOM of the platform image img, which im names.
-func (a *attestor) sbom(img v1.Image, p v1.Platform, f unitFacts) (*Attestation, attest.Image, error) {
+func (a *attestor) sbom(img v1.Image, p v1.Platform, f unitFacts) (*product.Attestation, attest.Image, error) {
 	d, err := img.Digest()
 	if err != nil {
 		return nil, attest.Image{}, err
@@ -262,7 +183,7 @@ func (a *attestor) sbom(img v1.Image, p v1.Platform, f unitFacts) (*Attestation,
 	if err != nil {
 		return nil, attest.Image{}, err
 	}
-	out := &Attestation{SPDX: doc}
+	out := &product.Attestation{SPDX: doc}
 	if out.SBOM, err = attest.SBOMStatement(im, doc); err != nil {
 		return nil, im, err
 	}
@@ -271,7 +192,7 @@ func (a *attestor) sbom(img v1.Image, p v1.Platform, f unitFacts) (*Attestation,
 
 // provenance writes out's provenance and the manifests that carry both
 // statements.
-func (a *attestor) provenance(out *Attestation, im attest.Image, f unitFacts) error {
+func (a *attestor) provenance(out *product.Attestation, im attest.Image, f unitFacts) error {
 	goVersion, err := a.goVersion()
 	if err != nil {
 		return err
@@ -297,21 +218,21 @@ func (a *attestor) provenance(out *Attestation, im attest.Image, f unitFacts) er
 		return err
 	}
 	switch a.opts.Mode {
-	case AttestIndex:
+	case product.AttestIndex:
 		out.Manifest, err = attest.AttestationManifest(im.Manifest, out.SBOM, out.Provenance)
-	case AttestReferrers:
+	case product.AttestReferrers:
 		out.Referrers, err = referrers(im.Manifest, out)
 	}
 	if err != nil {
 		return err
 	}
-	out.Digests, err = digestsOf(out)
+	out.Digests, err = product.DigestsOf(out)
 	return err
 }
 
 // referrers are the OCI 1.1 referrers of desc: both statements and the
 // plain SPDX document.
-func referrers(desc v1.Descriptor, at *Attestation) ([]*attest.Artifact, error) {
+func referrers(desc v1.Descriptor, at *product.Attestation) ([]*attest.Artifact, error) {
 	sbom, err := attest.StatementReferrer(desc, at.SBOM)
 	if err != nil {
 		return nil, err
@@ -325,16 +246,4 @@ func referrers(desc v1.Descriptor, at *Attestation) ([]*attest.Artifact, error) 
 		return nil, err
 	}
 	return []*attest.Artifact{sbom, prov, spdx}, nil
-}
-
-// attachments are the index's attestation entries: one per platform with
-// an attestation manifest, in platform order.
-func attachments(platforms []Platform) []manifest.Attachment {
-	var out []manifest.Attachment
-	for _, p := range platforms {
-		if p.Attestation != nil && p.Attestation.Manifest != nil {
-			out = append(out, manifest.Attachment{Entry: p.Attestation.Manifest.IndexEntry(), Image: p.Attestation.Manifest})
-		}
-	}
-	return out
 }

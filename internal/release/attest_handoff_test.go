@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 )
 
 // handedOff records what OnImage was given, per platform.
@@ -34,7 +35,7 @@ func (h *handedOff) onImage(_ context.Context, _ string, p v1.Platform, img v1.I
 // takes the image and every artifact that carries its statements.
 func TestOnImageTakesTheAttestationsToo(t *testing.T) {
 	base := alpineLike(t, "linux/amd64", "linux/arm64")
-	for _, mode := range []AttestMode{AttestIndex, AttestReferrers} {
+	for _, mode := range []product.AttestMode{product.AttestIndex, product.AttestReferrers} {
 		t.Run(string(mode), func(t *testing.T) {
 			h := &handedOff{m: map[string][]v1.Hash{}}
 			o := attestOptions(t, mode)
@@ -44,7 +45,7 @@ func TestOnImageTakesTheAttestationsToo(t *testing.T) {
 			for _, p := range res.Images[0].Platforms {
 				require.NotNil(t, p.Attestation)
 				want := []v1.Hash{p.Digest}
-				if mode == AttestIndex {
+				if mode == product.AttestIndex {
 					want = append(want, p.Attestation.Digests.Manifest)
 				} else {
 					want = append(want, p.Attestation.Digests.Referrers...)

@@ -26,10 +26,11 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/attestspec"
-	"github.com/helperbuild/helperbuild/internal/platform"
-	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
+	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
+	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
 // alpineLike is a multi-arch base whose layer holds an os-release and an
@@ -83,7 +84,7 @@ func attestPlan(t *testing.T, base string) *recipe.Plan {
 	return plan
 }
 
-func attestOptions(t *testing.T, mode AttestMode) Options {
+func attestOptions(t *testing.T, mode product.AttestMode) Options {
 	o := options(t)
 	o.Meta.Revision = strings.Repeat("ab", 20)
 	o.Attest = Attest{Mode: mode, HelperbuildVersion: "v0.0.0-test", Source: attest.Source{URL: "https://gitlab.example.com/g/p", Ref: "refs/tags/v1.2.3", Commit: o.Meta.Revision}}
@@ -92,7 +93,7 @@ func attestOptions(t *testing.T, mode AttestMode) Options {
 
 func TestBuildAttestsInTheIndex(t *testing.T) {
 	base := alpineLike(t, "linux/amd64", "linux/arm64")
-	res, err := Build(context.Background(), attestPlan(t, base), attestOptions(t, AttestIndex))
+	res, err := Build(context.Background(), attestPlan(t, base), attestOptions(t, product.AttestIndex))
 	require.NoError(t, err)
 	img := res.Images[0]
 	require.NoError(t, validate.Index(img.Index))
@@ -150,14 +151,14 @@ func TestBuildAttestsInTheIndex(t *testing.T) {
 	}
 
 	// The same inputs again, elsewhere: the same index, attestations included.
-	again, err := Build(context.Background(), attestPlan(t, base), attestOptions(t, AttestIndex))
+	again, err := Build(context.Background(), attestPlan(t, base), attestOptions(t, product.AttestIndex))
 	require.NoError(t, err)
 	assert.Equal(t, img.Digest, again.Images[0].Digest)
 }
 
 func TestBuildAttestsAsReferrers(t *testing.T) {
 	base := alpineLike(t, "linux/amd64", "linux/arm64")
-	res, err := Build(context.Background(), attestPlan(t, base), attestOptions(t, AttestReferrers))
+	res, err := Build(context.Background(), attestPlan(t, base), attestOptions(t, product.AttestReferrers))
 	require.NoError(t, err)
 	img := res.Images[0]
 	im, err := img.Index.IndexManifest()
@@ -187,8 +188,8 @@ func TestBuildProvenanceMaxRecordsTheRun(t *testing.T) {
 	base := alpineLike(t, "linux/amd64")
 	plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: base, Platforms: platforms(t, "linux/amd64")})
 	require.NoError(t, err)
-	run := func(at time.Time) *Result {
-		o := attestOptions(t, AttestIndex)
+	run := func(at time.Time) *product.Result {
+		o := attestOptions(t, product.AttestIndex)
 		o.Attest.Provenance = attest.ProvenanceMax
 		o.Attest.CI = attest.CI{ServerURL: "https://gitlab.example.com", ProjectPath: "g/p", JobURL: "https://gitlab.example.com/g/p/-/jobs/7"}
 		o.Attest.Now = func() time.Time { return at }
@@ -216,7 +217,7 @@ func TestAttestedLayoutBaseIsPortable(t *testing.T) {
 		lp, err := layout.Write(dir, empty.Index)
 		require.NoError(t, err)
 		require.NoError(t, lp.AppendIndex(idx, layout.WithAnnotations(map[string]string{specsv1.AnnotationRefName: "alpine:3"})))
-		res, err := Build(context.Background(), attestPlan(t, "oci:"+dir+":alpine:3"), attestOptions(t, AttestIndex))
+		res, err := Build(context.Background(), attestPlan(t, "oci:"+dir+":alpine:3"), attestOptions(t, product.AttestIndex))
 		require.NoError(t, err)
 		img := res.Images[0]
 		digests = append(digests, img.Digest)
@@ -255,7 +256,7 @@ func TestBuildListsBaseGoBinaries(t *testing.T) {
 		tartest.File("usr/bin/hello", 0o755, lfs), // the image's binary replaces it
 	}, "linux/amd64", "linux/arm64")))
 
-	res, err := Build(context.Background(), attestPlan(t, base), attestOptions(t, AttestIndex))
+	res, err := Build(context.Background(), attestPlan(t, base), attestOptions(t, product.AttestIndex))
 	require.NoError(t, err)
 	for _, p := range res.Images[0].Platforms {
 		var doc struct {

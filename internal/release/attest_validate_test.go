@@ -27,9 +27,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
-	"github.com/helperbuild/helperbuild/internal/rootfs"
 	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
+	"github.com/helperbuild/helperbuild/internal/product"
+	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
 // Every attestation of a real build, read by tools other than
@@ -49,7 +50,7 @@ func TestEveryAttestationValidates(t *testing.T) {
 	require.NoError(t, remote.WriteIndex(r, alpineIndexWith(t, []tartest.Entry{tartest.File("usr/bin/git-lfs", 0o755, lfsBytes)},
 		"linux/amd64", "linux/arm64")))
 
-	for _, mode := range []AttestMode{AttestIndex, AttestReferrers} {
+	for _, mode := range []product.AttestMode{product.AttestIndex, product.AttestReferrers} {
 		res, err := Build(context.Background(), attestPlan(t, base), attestOptions(t, mode))
 		require.NoError(t, err)
 		img := res.Images[0]

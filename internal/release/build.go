@@ -9,70 +9,18 @@ import (
 	"sync"
 	"time"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-
 	"golang.org/x/sync/errgroup"
 
 	"github.com/helperbuild/helperbuild/internal/crossbuild"
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/progress"
-	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
-// Image is one built multi-arch image, ready to publish.
-type Image struct {
-	Name      string
-	Index     v1.ImageIndex
-	Digest    v1.Hash
-	Platforms []Platform
-	Tags      []string
-	Contract  string
-	BaseName  string
-}
-
-// withIndex sets im's Index and Digest from idx, or passes err on; the
-// one way build and merge finish an Image.
-func (im *Image) withIndex(idx v1.ImageIndex, err error) (*Image, error) {
-	if err != nil {
-		return nil, err
-	}
-	im.Index = idx
-	if im.Digest, err = idx.Digest(); err != nil {
-		return nil, err
-	}
-	return im, nil
-}
-
-// Platform is one platform's manifest of an Image.
-type Platform struct {
-	Platform v1.Platform
-	Digest   v1.Hash
-	// Size is the manifest's own size in bytes (its index entry's size).
-	Size int64
-	// CompressedSize is the image's config and layers as its manifest
-	// lists them (see manifest.CompressedSize): what a pull downloads.
-	CompressedSize int64
-	Tags           []string
-	// Attestation is the platform image's SBOM and provenance; nil with
-	// Options.Attest off.
-	Attestation *Attestation
-	// Referrers are manifests about the image that a run copies as they
-	// are (index: the source's referrers), published beside Attestation's.
-	Referrers []publish.Referrer
-	// CosignTags are cosign's tags about the image a run copies
-	// (index: the source's sha256-<hex>.sig and .att).
-	CosignTags []publish.CosignTag
-}
-
-// Result is what Build produced.
-type Result struct {
-	Images []Image
-}
-
 // Build runs the whole build for plan and returns the verified images.
-func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*Result, error) {
+func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*product.Result, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
@@ -253,8 +201,8 @@ func checkBinary(t crossbuild.Target) error {
 
 // indexAndVerify builds every image's index from its assembled platforms
 // and checks each index as a whole.
-func indexAndVerify(ctx context.Context, plan *recipe.Plan, units [][]unit, a *assembler, b *bases, opts Options) (*Result, error) {
-	res := &Result{Images: make([]Image, len(plan.Images))}
+func indexAndVerify(ctx context.Context, plan *recipe.Plan, units [][]unit, a *assembler, b *bases, opts Options) (*product.Result, error) {
+	res := &product.Result{Images: make([]product.Image, len(plan.Images))}
 	for i, im := range plan.Images {
 		built, err := indexImage(im, units[i], a.images[i], a.attests[i], b, opts)
 		if err != nil {

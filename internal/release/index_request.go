@@ -11,6 +11,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/join"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
 )
@@ -99,7 +100,7 @@ func PrepareIndex(req IndexRequest) (*PreparedIndex, error) {
 	if req.AllPlatforms {
 		return nil, inputf("index --platforms all: list the platforms in the index's order, or drop --platforms for every platform of the sources")
 	}
-	mode, err := ParseAttestMode(req.Attest)
+	mode, err := product.ParseAttestMode(req.Attest)
 	if err != nil {
 		return nil, &InputError{err}
 	}

@@ -16,12 +16,13 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/publish"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // benchPlatforms are sixteen platforms Go builds for; the first five are
@@ -135,7 +136,7 @@ func benchParts(b *testing.B, host string, ps []v1.Platform, names ...string) ([
 }
 
 // publishImages is res as publish takes it.
-func publishImages(res *Result) []publish.Image {
+func publishImages(res *product.Result) []publish.Image {
 	out := make([]publish.Image, 0, len(res.Images))
 	for _, img := range res.Images {
 		out = append(out, img.Publish())

@@ -15,6 +15,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/attestspec"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
@@ -28,7 +29,7 @@ const maxManifestReads = 8
 // platform than its part says. It then builds each image's index with the
 // annotations a single push writes, in the release's platform order, the
 // other entries after the platforms' images in the same order.
-func (m *Merge) Run(ctx context.Context) (*Result, error) {
+func (m *Merge) Run(ctx context.Context) (*product.Result, error) {
 	start := time.Now()
 	var all []*mergeEntry
 	var owner []*mergeImage
@@ -54,7 +55,7 @@ func (m *Merge) Run(ctx context.Context) (*Result, error) {
 	for i, e := range all {
 		byDigest[e.desc.Digest] = images[i]
 	}
-	res := &Result{}
+	res := &product.Result{}
 	for _, mi := range m.images {
 		img, err := mi.index(byDigest)
 		if err != nil {
@@ -170,10 +171,10 @@ func readBlob(img v1.Image, h v1.Hash) ([]byte, error) {
 
 // index builds mi's index over the images read, and the Result's record of
 // it.
-func (mi *mergeImage) index(byDigest map[v1.Hash]v1.Image) (*Image, error) {
+func (mi *mergeImage) index(byDigest map[v1.Hash]v1.Image) (*product.Image, error) {
 	descs := make([]v1.Descriptor, len(mi.entries))
-	out := &Image{Name: mi.name, Contract: mi.contract, BaseName: mi.annotations[specsv1.AnnotationBaseImageName]}
-	about := map[string]*Attestation{} // platform image digest -> its attestation manifest's
+	out := &product.Image{Name: mi.name, Contract: mi.contract, BaseName: mi.annotations[specsv1.AnnotationBaseImageName]}
+	about := map[string]*product.Attestation{} // platform image digest -> its attestation manifest's
 	for i, e := range mi.entries {
 		descs[i] = e.desc
 		if e.extra {
@@ -191,7 +192,7 @@ func (mi *mergeImage) index(byDigest map[v1.Hash]v1.Image) (*Image, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Platforms = append(out.Platforms, Platform{Platform: mi.platforms[i], Digest: e.desc.Digest, Size: e.desc.Size,
+		out.Platforms = append(out.Platforms, product.Platform{Platform: mi.platforms[i], Digest: e.desc.Digest, Size: e.desc.Size,
 			CompressedSize: manifest.CompressedSize(m), Tags: e.tags})
 	}
 	for k := range out.Platforms {
@@ -204,7 +205,7 @@ func (mi *mergeImage) index(byDigest map[v1.Hash]v1.Image) (*Image, error) {
 			}
 		}
 	}
-	return out.withIndex(manifest.IndexOf(descs, mi.annotations, func(h v1.Hash) (v1.Image, error) {
+	return out.WithIndex(manifest.IndexOf(descs, mi.annotations, func(h v1.Hash) (v1.Image, error) {
 		if img, ok := byDigest[h]; ok {
 			return img, nil
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/gitmeta"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/outfile"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 )
@@ -158,7 +159,7 @@ func (r *Request) releaseMeta(ctx context.Context, dir string) (recipe.Vars, man
 			want |= field
 		}
 	}
-	if mode, err := ParseAttestMode(r.Attest.Mode); err == nil && mode != AttestNone {
+	if mode, err := product.ParseAttestMode(r.Attest.Mode); err == nil && mode != product.AttestNone {
 		want |= attestGit
 	}
 	git := gitmeta.Read(ctx, dir, want)

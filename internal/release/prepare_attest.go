@@ -12,6 +12,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/outfile"
 	"github.com/helperbuild/helperbuild/internal/part"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
@@ -24,7 +25,7 @@ var fullCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // attestGit too when attestations are on).
 func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Info) error {
 	a := p.Attest
-	mode, err := ParseAttestMode(a.Mode)
+	mode, err := product.ParseAttestMode(a.Mode)
 	if err != nil {
 		return &InputError{err}
 	}
@@ -32,14 +33,14 @@ func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Inf
 	if err != nil {
 		return inputf("--provenance %q: want min or max", a.Provenance)
 	}
-	if mode == AttestNone {
+	if mode == product.AttestNone {
 		if a.Dir != "" {
 			return inputf("--attest-dir %s with --attest none: there is nothing to write; drop one of them", a.Dir)
 		}
 		p.AttestOptions = Attest{Mode: mode}
 		return nil
 	}
-	if mode == AttestReferrers && !p.Push {
+	if mode == product.AttestReferrers && !p.Push {
 		return inputf("--attest referrers: an OCI layout or archive holds no referrers; use --attest index (or push to a registry)")
 	}
 	if p.Meta.Revision != "" && !fullCommit.MatchString(p.Meta.Revision) {
@@ -69,7 +70,7 @@ func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Inf
 		p.AttestOptions.Package = &attest.Package{Path: underRoot(root, filepath.Join(dir, p.Package.Main)),
 			BinaryName: p.Package.BinaryName, LDFlags: p.Package.Ldflags}
 	}
-	if p.ByDigest && mode == AttestReferrers {
+	if p.ByDigest && mode == product.AttestReferrers {
 		// A job writes no tag, and the fallback tags are written with the
 		// release's; merge carries the index's entries.
 		return inputf("--attest referrers with --by-digest: a job writes no tag, so no referrers fallback tag either; use --attest index (merge carries the attestation entries into the index)")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
 )
@@ -100,7 +101,7 @@ type tail struct {
 
 // finish publishes res at t.dest (tags last), names what it published and
 // writes every output file; the report says what happened.
-func finish(ctx context.Context, t tail, res *Result) (*Report, error) {
+func finish(ctx context.Context, t tail, res *product.Result) (*Report, error) {
 	var images []publish.Image
 	for _, img := range res.Images {
 		images = append(images, img.Publish())
@@ -119,7 +120,7 @@ func finish(ctx context.Context, t tail, res *Result) (*Report, error) {
 
 // outcome closes the publish phase (and merge's check phase); byDigest
 // pushed platform manifests only: merge writes the indexes.
-func outcome(res *Result, byDigest bool) string {
+func outcome(res *product.Result, byDigest bool) string {
 	indexes, manifests := len(res.Images), 0
 	if byDigest {
 		indexes = 0

@@ -15,11 +15,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/registry"
 	"github.com/helperbuild/helperbuild/internal/retry"
 	"github.com/helperbuild/helperbuild/internal/sign"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 var signPlatforms = []v1.Platform{

@@ -11,6 +11,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/layer"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/rootfs"
@@ -122,9 +123,9 @@ func readBase(ctx context.Context, name string, u unit, flat *flatBases, opts Op
 }
 
 // indexImage builds the index of one image and its tag lists.
-func indexImage(im recipe.Image, units []unit, images []v1.Image, attests []*Attestation, b *bases, opts Options) (*Image, error) {
+func indexImage(im recipe.Image, units []unit, images []v1.Image, attests []*product.Attestation, b *bases, opts Options) (*product.Image, error) {
 	entries := make([]manifest.Entry, len(units))
-	out := &Image{Name: im.Name, Tags: im.Tags, Contract: im.Contract}
+	out := &product.Image{Name: im.Name, Tags: im.Tags, Contract: im.Contract}
 	for j, u := range units {
 		entries[j] = manifest.Entry{Platform: u.platform, Image: images[j]}
 		d, err := images[j].Digest()
@@ -139,7 +140,7 @@ func indexImage(im recipe.Image, units []unit, images []v1.Image, attests []*Att
 		if err != nil {
 			return nil, err
 		}
-		out.Platforms = append(out.Platforms, Platform{
+		out.Platforms = append(out.Platforms, product.Platform{
 			Platform: u.platform, Digest: d, Size: size,
 			CompressedSize: manifest.CompressedSize(m),
 			Tags:           u.tags,
@@ -155,5 +156,5 @@ func indexImage(im recipe.Image, units []unit, images []v1.Image, attests []*Att
 		}
 	}
 	out.BaseName = baseName
-	return out.withIndex(manifest.Index(entries, opts.Meta.Annotations(baseName, baseDigest), attachments(out.Platforms)...))
+	return out.WithIndex(manifest.Index(entries, opts.Meta.Annotations(baseName, baseDigest), product.Attachments(out.Platforms)...))
 }

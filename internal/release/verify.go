@@ -12,6 +12,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/rootfs"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
@@ -68,7 +69,7 @@ func verifyPlatform(ctx context.Context, name, contract string, p v1.Platform, i
 // listed once, entries that are image manifests), taking each platform's
 // own checks from checked (see verifyPlatform) instead of reading its
 // layers again. Nothing is published unless this passes.
-func verifyIndex(ctx context.Context, img Image, checked func(v1.Hash, v1.Platform) ([]verify.Check, bool), opts Options) error {
+func verifyIndex(ctx context.Context, img product.Image, checked func(v1.Hash, v1.Platform) ([]verify.Check, bool), opts Options) error {
 	want := make([]string, 0, len(img.Platforms))
 	vo := verify.Options{Contract: img.Contract, TempDir: opts.TempDir, Jobs: opts.Jobs, Checked: checked}
 	for _, p := range img.Platforms {

@@ -13,10 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/pecheck"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/recipe"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 // mixedBase pushes a base index with linux/amd64, linux/arm64 and two
@@ -57,7 +58,7 @@ func TestBuildMixedLinuxWindows(t *testing.T) {
 	var reads testkit.ForeignReads
 	base, log, foreign := mixedBase(t, &reads)
 	require.Len(t, foreign, 2)
-	build := func() *Image {
+	build := func() *product.Image {
 		plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: base, Flags: []string{"-trimpath"},
 			Platforms: platforms(t, "windows/amd64:10.0.20348,linux/amd64,windows/amd64:10.0.17763,linux/arm64")})
 		require.NoError(t, err)
@@ -116,11 +117,11 @@ func TestBuildMixedLinuxWindows(t *testing.T) {
 func TestBuildMixedAttestations(t *testing.T) {
 	var reads testkit.ForeignReads
 	base, _, _ := mixedBase(t, &reads)
-	build := func() *Image {
+	build := func() *product.Image {
 		plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: base, Flags: []string{"-trimpath"},
 			Platforms: platforms(t, "linux/amd64,windows/amd64:10.0.17763,windows/amd64:10.0.20348")})
 		require.NoError(t, err)
-		res, err := Build(context.Background(), plan, attestOptions(t, AttestIndex))
+		res, err := Build(context.Background(), plan, attestOptions(t, product.AttestIndex))
 		require.NoError(t, err)
 		return &res.Images[0]
 	}

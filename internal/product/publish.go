@@ -1,4 +1,4 @@
-package release
+package product
 
 import "github.com/helperbuild/helperbuild/internal/publish"
 
