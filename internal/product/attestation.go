@@ -25,6 +25,9 @@ const (
 	AttestReferrers AttestMode = "referrers"
 )
 
+// On says whether m writes attestations.
+func (m AttestMode) On() bool { return m == AttestIndex || m == AttestReferrers }
+
 // ParseAttestMode parses --attest.
 func ParseAttestMode(s string) (AttestMode, error) {
 	switch m := AttestMode(s); m {

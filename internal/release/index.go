@@ -10,6 +10,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/build"
 	"github.com/helperbuild/helperbuild/internal/join"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
@@ -30,7 +31,7 @@ type IndexOptions struct {
 	Tags []string
 	// Attest: Mode, HelperbuildVersion and CI are used; each platform
 	// image gets a provenance naming its source by digest.
-	Attest Attest
+	Attest build.Attest
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
 }
@@ -83,7 +84,7 @@ func JoinIndex(ctx context.Context, opts IndexOptions) (*Joined, error) {
 		im.Platforms = append(im.Platforms, product.Platform{Platform: e.Platform, Digest: e.Descriptor.Digest, Size: e.Descriptor.Size,
 			CompressedSize: manifest.CompressedSize(m), Referrers: carriedBy[i].referrers, CosignTags: carriedBy[i].cosignTags})
 	}
-	if opts.Attest.on() {
+	if opts.Attest.Mode.On() {
 		if err := provenances(im, plan, carriedBy, opts); err != nil {
 			return nil, err
 		}
@@ -180,7 +181,7 @@ func verifyJoined(ctx context.Context, im *product.Image, plan *join.Plan) error
 		return fmt.Errorf("verify %s: %w", im.Name, err)
 	}
 	if !rep.OK() {
-		return failed(im.Name, rep)
+		return &verify.FailedError{Name: "image " + im.Name, Report: rep, Outcome: "nothing was published"}
 	}
 	return nil
 }

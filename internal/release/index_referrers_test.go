@@ -16,6 +16,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/build"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/join"
@@ -69,7 +70,7 @@ func joinTo(t *testing.T, sources []string, target string, mode product.AttestMo
 	ctx := context.Background()
 	img := imageref.Options{Keychain: authn.NewMultiKeychain(), Insecure: []string{"127.0.0.1"}, Blobs: imageref.NewBlobs(t.TempDir())}
 	j, err := JoinIndex(ctx, IndexOptions{Sources: sources, Name: "app", Tags: []string{"v1"},
-		Join: join.Options{Images: img, TempDir: t.TempDir()}, Attest: Attest{Mode: mode, HelperbuildVersion: "v0.0.0-test"}})
+		Join: join.Options{Images: img, TempDir: t.TempDir()}, Attest: build.Attest{Mode: mode, HelperbuildVersion: "v0.0.0-test"}})
 	require.NoError(t, err)
 	repo, err := name.NewRepository(target, name.Insecure)
 	require.NoError(t, err)
@@ -191,7 +192,7 @@ func TestJoinIndexLeavesAFixedImagesReferrersBehind(t *testing.T) {
 	ctx := context.Background()
 	opts := imageref.Options{Insecure: []string{"127.0.0.1"}, Blobs: imageref.NewBlobs(t.TempDir())}
 	j, err := JoinIndex(ctx, IndexOptions{Sources: []string{liar}, Name: "app", Tags: []string{"v1"},
-		Join: join.Options{Images: opts, TempDir: t.TempDir(), FixPlatform: true}, Attest: Attest{Mode: product.AttestIndex, HelperbuildVersion: "v0.0.0-test"}})
+		Join: join.Options{Images: opts, TempDir: t.TempDir(), FixPlatform: true}, Attest: build.Attest{Mode: product.AttestIndex, HelperbuildVersion: "v0.0.0-test"}})
 	require.NoError(t, err)
 	e := j.Plan.Entries[0]
 	require.True(t, e.Fixed)

@@ -8,6 +8,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/helperbuild/helperbuild/internal/build"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/join"
 	"github.com/helperbuild/helperbuild/internal/platform"
@@ -129,7 +130,7 @@ func PrepareIndex(req IndexRequest) (*PreparedIndex, error) {
 	ci := req.CI
 	pi.opts = IndexOptions{Sources: sources, Name: name, Tags: tags,
 		Join:   join.Options{Platforms: req.Platforms, FixPlatform: req.FixPlatform, Jobs: req.Jobs},
-		Attest: Attest{Mode: mode, HelperbuildVersion: req.HelperbuildVersion, CI: ci.attest()},
+		Attest: build.Attest{Mode: mode, HelperbuildVersion: req.HelperbuildVersion, CI: ci.attest()},
 	}
 	if pi.signing, pi.signer, err = req.Sign.signing(req.Registry); err != nil {
 		return nil, err

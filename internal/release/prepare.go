@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/helperbuild/helperbuild/internal/build"
 	"github.com/helperbuild/helperbuild/internal/gitmeta"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/outfile"
@@ -24,7 +25,7 @@ type Prepared struct {
 	// the epoch); AttestOptions what the attestations say.
 	Plan          *recipe.Plan
 	Meta          manifest.Meta
-	AttestOptions Attest
+	AttestOptions build.Attest
 	// Dest is where the images go.
 	Dest *Destination
 	// signing signs the release at a registry (Request.Sign); signer

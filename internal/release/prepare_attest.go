@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
+	"github.com/helperbuild/helperbuild/internal/build"
 	"github.com/helperbuild/helperbuild/internal/gitmeta"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/outfile"
@@ -37,7 +38,7 @@ func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Inf
 		if a.Dir != "" {
 			return inputf("--attest-dir %s with --attest none: there is nothing to write; drop one of them", a.Dir)
 		}
-		p.AttestOptions = Attest{Mode: mode}
+		p.AttestOptions = build.Attest{Mode: mode}
 		return nil
 	}
 	if mode == product.AttestReferrers && !p.Push {
@@ -53,7 +54,7 @@ func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Inf
 	}
 	ci := p.CI
 	root := first(git.Toplevel, ci.ProjectDir)
-	p.AttestOptions = Attest{
+	p.AttestOptions = build.Attest{
 		Mode:               mode,
 		Provenance:         prov,
 		Source:             attest.Source{URL: first(p.Meta.Source, git.RemoteURI), Ref: ci.sourceRef(p.Meta, git), Commit: p.Meta.Revision},

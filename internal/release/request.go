@@ -66,7 +66,7 @@ type Request struct {
 	Attest AttestRequest
 	// Run is --run: start each platform's image of an image whose recipe
 	// names a contract as GitLab starts it, before anything is published
-	// (Options.Run).
+	// (build.Options.Run).
 	Run bool
 	// Outputs are the files the run writes besides its summary.
 	Outputs Outputs

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/helperbuild/helperbuild/internal/build"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/product"
@@ -53,9 +54,9 @@ func (p *Prepared) Execute(ctx context.Context, obs Observer) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := Build(ctx, p.Plan, p.buildOptions(ctx, r, dest))
+	res, err := build.Build(ctx, p.Plan, p.buildOptions(ctx, r, dest))
 	if err != nil {
-		return nil, err
+		return nil, asInput(err)
 	}
 	rep, err := finish(ctx, tail{Observer: p.Observer, dest: dest, where: p.Dest.Where, path: p.Dest.Output.Path, single: p.Dest.single,
 		header: p.Dest.publishHeader(), outputs: p.Outputs, signer: p.signer}, res)
@@ -66,9 +67,9 @@ func (p *Prepared) Execute(ctx context.Context, obs Observer) (*Report, error) {
 }
 
 // buildOptions are Build's options for this run, with dest's hooks.
-func (p *Prepared) buildOptions(ctx context.Context, r *runState, dest destination) Options {
+func (p *Prepared) buildOptions(ctx context.Context, r *runState, dest destination) build.Options {
 	hooks := dest.Hooks(ctx)
-	return Options{
+	return build.Options{
 		Env:              p.Env,
 		Jobs:             p.Jobs,
 		CompressionLevel: p.CompressionLevel,

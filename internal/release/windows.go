@@ -1,11 +1,8 @@
 package release
 
 import (
-	"fmt"
-
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 )
@@ -36,20 +33,6 @@ func windowsRefusal(p v1.Platform, name string, configFree bool, base string) er
 		return inputf("image %s for %s: a Windows entry needs a Windows base per Windows release (e.g. mcr.microsoft.com/windows/nanoserver:ltsc2022 for 10.0.20348); scratch has no Windows system files", name, platform.Format(p))
 	case !configFree:
 		return inputf("image %s for %s: Windows entries are built in config-free mode only (helperbuild push ./PKG --platforms linux/amd64,%s --base REF, a base whose index lists each Windows build); a recipe's Dockerfile describes a Linux filesystem (paths, RUN) and is not applied to Windows", name, platform.Format(p), platform.Format(p))
-	}
-	return nil
-}
-
-// missingWindows is the usage error for the first Windows entry whose
-// base lacks its build (or is no Windows base): the base's own message,
-// which names what it offers and what a Windows entry needs.
-func missingWindows(plan *recipe.Plan, missing [][]*imageref.MissingPlatformError) error {
-	for i := range missing {
-		for _, m := range missing[i] {
-			if m != nil && platform.IsWindows(m.Platform) {
-				return &InputError{fmt.Errorf("image %s: %w", plan.Images[i].Name, m)}
-			}
-		}
 	}
 	return nil
 }
