@@ -16,8 +16,9 @@ import (
 	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
-// Attest configures the attestations of a release; the command gathers
-// every value. Zero Mode writes none.
+// Attest configures the attestations of a release (release's index
+// request uses Mode, HelperbuildVersion and CI too); release fills it from
+// the command's request. Zero Mode writes none.
 type Attest struct {
 	Mode       product.AttestMode
 	Provenance attest.ProvenanceMode

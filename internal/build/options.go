@@ -13,8 +13,9 @@ import (
 	"github.com/helperbuild/helperbuild/internal/progress"
 )
 
-// Options configures Build. The caller (the command) gathers every value
-// from flags and the environment; nothing here reads the environment.
+// Options configures Build. release fills it from the command's request
+// and the session it opened (Images, TempDir); nothing here reads the
+// environment or opens a session.
 type Options struct {
 	// Env is the environment `go build` starts from (os.Environ()).
 	Env []string
