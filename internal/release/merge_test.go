@@ -16,12 +16,12 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/attestspec"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/publish"
+	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
 const fivePlatforms = "linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x"
