@@ -8,7 +8,10 @@
 //	command  cmd/helperbuild: flags + environment -> release.Request; prints the Report
 //	            |
 //	wiring   release: Prepare/Execute, PrepareMerge/Execute, VerifyTarget.Verify;
-//	            |     one tail: publish -> report -> output files
+//	            |     session; one finish: publish -> report -> output files
+//	            v
+//	source   build (the pipeline below, Build -> product.Result)   product (images, platforms, attestations)
+//	            |
 //	            v
 //	stage    recipe -> crossbuild -> dockerfile -> layer -> manifest -> verify -> publish
 //	         (plan)    (compile)     (apply)       (write)  (assemble)  (check)   (place, tags last)

@@ -81,6 +81,10 @@ func TestCheckCatchesBreaches(t *testing.T) {
 			"internal/dockerfile (stage) imports internal/layer (stage) in apply.go: a stage imports only shared and io packages"},
 		{"a stage imports release", with(func(p map[string]*pkg) { p["internal/verify"].imports = imp(m+"/internal/release", "x.go") }),
 			"internal/verify (stage) imports internal/release (wiring)"},
+		{"a stage imports a source", with(func(p map[string]*pkg) { p["internal/publish"].imports = imp(m+"/internal/build", "x.go") }),
+			"internal/publish (stage) imports internal/build (source) in x.go: a stage imports only shared and io packages"},
+		{"a source imports release", with(func(p map[string]*pkg) { p["internal/build"].imports = imp(m+"/internal/release", "x.go") }),
+			"internal/build (source) imports internal/release (wiring) in x.go: a source imports only stages, io, shared and source packages"},
 		{"a shared package imports a stage", with(func(p map[string]*pkg) { p["internal/platform"].imports = imp(m+"/internal/recipe", "x.go") }),
 			"internal/platform (shared) imports internal/recipe (stage)"},
 		{"release imports the command", with(func(p map[string]*pkg) { p["internal/release"].imports = imp(m+"/cmd/helperbuild", "x.go") }),
@@ -181,7 +185,7 @@ func check(module string, pkgs []pkg) []string {
 		found[p.path] = true
 		from, ok := roles[p.path]
 		if !ok {
-			problems = append(problems, fmt.Sprintf("%s has no role: add it to roles in internal/depcheck/rules_test.go (shared, io, stage, wiring, command, fixture or suite)", p.path))
+			problems = append(problems, fmt.Sprintf("%s has no role: add it to roles in internal/depcheck/rules_test.go (shared, io, stage, source, wiring, command, fixture or suite)", p.path))
 			continue
 		}
 		problems = append(problems, checkImports(module, p.path, from, p.imports, may)...)

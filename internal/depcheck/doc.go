@@ -15,7 +15,11 @@
 //     outside; imports shared and io packages.
 //   - stage (recipe, crossbuild, ..., publish): does one step of a release;
 //     imports only shared and io packages, so stages do not import each other.
-//   - wiring (release): owns a run; imports stages, io and shared packages.
+//   - source (build, product): what release's one finish publishes: the
+//     build pipeline and the images it hands over; imports stages, io,
+//     shared and source packages. Stages do not import sources.
+//   - wiring (release): owns a run; imports sources, stages, io and shared
+//     packages.
 //   - command (cmd/helperbuild): flags, environment and printing; imports only
 //     the packages commandImports lists (at most six) and has at most 1,800
 //     lines outside its tests. It is the only package that imports cobra, and

@@ -12,6 +12,7 @@ const (
 	shared   role = iota + 1 // facts: values and formats several packages need
 	boundary                 // talks to the outside: registries, git, files, the sandbox
 	stage                    // one step of a release
+	source                   // what a release finishes: build's pipeline, its product
 	wiring                   // release: owns a run, orders the stages
 	command                  // cmd/helperbuild: flags, environment, printing
 	fixture                  // test fixtures
@@ -26,6 +27,8 @@ func (r role) String() string {
 		return "io"
 	case stage:
 		return "stage"
+	case source:
+		return "source"
 	case wiring:
 		return "wiring"
 	case command:
@@ -69,6 +72,8 @@ var roles = map[string]role{
 	"internal/attest":             stage,
 	"internal/scaffold":           stage,
 	"internal/sign":               stage,
+	"internal/product":            source,
+	"internal/build":              source,
 	"internal/release":            wiring,
 	"cmd/helperbuild":             command,
 	"internal/depcheck":           fixture,
@@ -93,9 +98,11 @@ func may(from, to role) (bool, string) {
 	case boundary:
 		return to == shared || to == boundary, "an io package imports only shared and io packages"
 	case stage:
-		return to == shared || to == boundary, "a stage imports only shared and io packages (stages do not import each other; release passes values between them)"
+		return to == shared || to == boundary, "a stage imports only shared and io packages (stages do not import each other; release and the sources pass values between them)"
+	case source:
+		return to == shared || to == boundary || to == stage || to == source, "a source imports only stages, io, shared and source packages"
 	case wiring:
-		return to == shared || to == boundary || to == stage, "release imports only stages, io and shared packages"
+		return to == shared || to == boundary || to == stage || to == source, "release imports only sources, stages, io and shared packages"
 	case command:
 		return to != fixture && to != suite, "the command imports no test code"
 	case fixture:

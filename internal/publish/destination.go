@@ -31,7 +31,7 @@ type Destination interface {
 // Hooks are what a destination does while the release builds; a nil field
 // is a call the destination does not need (and the release then skips the
 // work that feeds it, such as streaming layers). The signatures are those
-// of release.Options' fields of the same names.
+// of build.Options' fields of the same names.
 type Hooks struct {
 	// Preflight runs before anything compiles.
 	Preflight func(ctx context.Context) error

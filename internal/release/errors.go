@@ -2,17 +2,38 @@ package release
 
 import (
 	"errors"
+	"io"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
+	"github.com/helperbuild/helperbuild/internal/build"
 	"github.com/helperbuild/helperbuild/internal/execerr"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/layer"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/registry"
+	"github.com/helperbuild/helperbuild/internal/verify"
 )
+
+// InputError is a run that failed because of what the user wrote (a flag,
+// a Dockerfile instruction, an ARG without a value), not because something
+// went wrong while running; the command reports it as a usage error.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// asInput is err as an *InputError when the build says the user's input
+// caused it (a *build.InputError anywhere in its chain), else err.
+func asInput(err error) error {
+	var be *build.InputError
+	if errors.As(err, &be) {
+		return &InputError{err}
+	}
+	return err
+}
 
 // DefaultCompressionLevel is the gzip level of new layers unless the
 // request says otherwise.
@@ -87,3 +108,47 @@ type DockerConfigFiles = registry.DockerConfigFiles
 // DockerKeychain is the Docker config keychain with its files found from f,
 // never the process's environment.
 func DockerKeychain(f DockerConfigFiles) authn.Keychain { return registry.DockerKeychain(f) }
+
+// CheckFailures are the failed checks err carries, one per image (a build
+// or push gathers every image's; verify reports one reference).
+func CheckFailures(err error) []*verify.FailedError {
+	var out []*verify.FailedError
+	var walk func(error)
+	walk = func(e error) {
+		if fe, ok := e.(*verify.FailedError); ok {
+			out = append(out, fe)
+			return
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() []error }:
+			for _, c := range u.Unwrap() {
+				walk(c)
+			}
+		case interface{ Unwrap() error }:
+			if c := u.Unwrap(); c != nil {
+				walk(c)
+			}
+		}
+	}
+	if err != nil {
+		walk(err)
+	}
+	return out
+}
+
+// WriteCheckFailures prints the failed checks err carries (see
+// CheckFailures) as verify prints them: each image's table, a blank line
+// between them; nothing when there are none.
+func WriteCheckFailures(w io.Writer, err error) error {
+	for k, failed := range CheckFailures(err) {
+		if k > 0 {
+			if _, werr := io.WriteString(w, "\n"); werr != nil {
+				return werr
+			}
+		}
+		if werr := verify.WriteTable(w, failed.Name, failed.Report); werr != nil {
+			return werr
+		}
+	}
+	return nil
+}

@@ -10,9 +10,11 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/build"
 	"github.com/helperbuild/helperbuild/internal/join"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
@@ -29,7 +31,7 @@ type IndexOptions struct {
 	Tags []string
 	// Attest: Mode, HelperbuildVersion and CI are used; each platform
 	// image gets a provenance naming its source by digest.
-	Attest Attest
+	Attest build.Attest
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
 }
@@ -37,7 +39,7 @@ type IndexOptions struct {
 // Joined is what JoinIndex made: the index as a Result, ready for any
 // destination and the report, and the checked plan behind it.
 type Joined struct {
-	Result *Result
+	Result *product.Result
 	Plan   *join.Plan
 }
 
@@ -61,7 +63,7 @@ func JoinIndex(ctx context.Context, opts IndexOptions) (*Joined, error) {
 	if err != nil {
 		return nil, err
 	}
-	im := &Image{Name: opts.Name, Tags: opts.Tags}
+	im := &product.Image{Name: opts.Name, Tags: opts.Tags}
 	images := map[v1.Hash]v1.Image{}
 	descs := make([]v1.Descriptor, 0, len(plan.Entries))
 	var kept []manifest.Attachment
@@ -73,21 +75,21 @@ func JoinIndex(ctx context.Context, opts IndexOptions) (*Joined, error) {
 		}
 		images[e.Descriptor.Digest] = e.Image
 		descs = append(descs, e.Descriptor)
-		if carriedBy[i], err = carryOver(e, opts.Attest.Mode == AttestIndex); err != nil {
+		if carriedBy[i], err = carryOver(e, opts.Attest.Mode == product.AttestIndex); err != nil {
 			return nil, err
 		}
 		for _, a := range carriedBy[i].kept {
 			kept = append(kept, manifest.Attachment{Entry: a.Descriptor, Image: a.Manifest})
 		}
-		im.Platforms = append(im.Platforms, Platform{Platform: e.Platform, Digest: e.Descriptor.Digest, Size: e.Descriptor.Size,
+		im.Platforms = append(im.Platforms, product.Platform{Platform: e.Platform, Digest: e.Descriptor.Digest, Size: e.Descriptor.Size,
 			CompressedSize: manifest.CompressedSize(m), Referrers: carriedBy[i].referrers, CosignTags: carriedBy[i].cosignTags})
 	}
-	if opts.Attest.on() {
+	if opts.Attest.Mode.On() {
 		if err := provenances(im, plan, carriedBy, opts); err != nil {
 			return nil, err
 		}
 	}
-	for _, a := range append(kept, attachments(im.Platforms)...) {
+	for _, a := range append(kept, product.Attachments(im.Platforms)...) {
 		images[a.Entry.Digest] = a.Image
 		descs = append(descs, a.Entry)
 	}
@@ -97,21 +99,21 @@ func JoinIndex(ctx context.Context, opts IndexOptions) (*Joined, error) {
 		}
 		return nil, fmt.Errorf("index has no image %s", h)
 	})
-	if _, err := im.withIndex(idx, err); err != nil {
+	if _, err := im.WithIndex(idx, err); err != nil {
 		return nil, err
 	}
 	if err := verifyJoined(ctx, im, plan); err != nil {
 		return nil, err
 	}
 	log.Info("index assembled", "image", im.Name, "digest", im.Digest.String(), "platforms", len(im.Platforms))
-	return &Joined{Result: &Result{Images: []Image{*im}}, Plan: plan}, nil
+	return &Joined{Result: &product.Result{Images: []product.Image{*im}}, Plan: plan}, nil
 }
 
 // provenances gives each platform image of im a provenance naming its
 // source manifest by digest, in the index or as a referrer. In the index it
 // is the last statement of the platform's one attestation manifest, after
 // the statements carried from the source (see carryOver).
-func provenances(im *Image, plan *join.Plan, carriedBy []carried, opts IndexOptions) error {
+func provenances(im *product.Image, plan *join.Plan, carriedBy []carried, opts IndexOptions) error {
 	for i, e := range plan.Entries {
 		st, err := attest.JoinProvenance(attest.JoinSpec{
 			Image: attest.Image{Name: opts.Name, Manifest: e.Descriptor},
@@ -123,11 +125,11 @@ func provenances(im *Image, plan *join.Plan, carriedBy []carried, opts IndexOpti
 		if err != nil {
 			return err
 		}
-		at := &Attestation{Provenance: st}
+		at := &product.Attestation{Provenance: st}
 		switch opts.Attest.Mode {
-		case AttestIndex:
+		case product.AttestIndex:
 			at.Manifest, err = attest.AttestationManifest(e.Descriptor, append(slices.Clone(carriedBy[i].statements), st)...)
-		case AttestReferrers:
+		case product.AttestReferrers:
 			var r *attest.Artifact
 			r, err = attest.StatementReferrer(e.Descriptor, st)
 			at.Referrers = []*attest.Artifact{r}
@@ -135,7 +137,7 @@ func provenances(im *Image, plan *join.Plan, carriedBy []carried, opts IndexOpti
 		if err != nil {
 			return err
 		}
-		if at.Digests, err = digestsOf(at); err != nil {
+		if at.Digests, err = product.DigestsOf(at); err != nil {
 			return err
 		}
 		if at.Manifest != nil {
@@ -156,7 +158,7 @@ func provenances(im *Image, plan *join.Plan, carriedBy []carried, opts IndexOpti
 // listed once, image manifests, configs that name their entries'
 // platforms), taking each platform's arch check from join's evidence
 // instead of reading its layers again.
-func verifyJoined(ctx context.Context, im *Image, plan *join.Plan) error {
+func verifyJoined(ctx context.Context, im *product.Image, plan *join.Plan) error {
 	byDigest := map[v1.Hash]join.Entry{}
 	for _, e := range plan.Entries {
 		byDigest[e.Descriptor.Digest] = e
@@ -179,7 +181,7 @@ func verifyJoined(ctx context.Context, im *Image, plan *join.Plan) error {
 		return fmt.Errorf("verify %s: %w", im.Name, err)
 	}
 	if !rep.OK() {
-		return failed(im.Name, rep)
+		return &verify.FailedError{Name: "image " + im.Name, Report: rep, Outcome: "nothing was published"}
 	}
 	return nil
 }

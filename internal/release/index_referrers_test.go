@@ -16,9 +16,11 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/build"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/join"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/publish"
 )
 
@@ -63,12 +65,12 @@ func pushReferrersSource(t *testing.T, host string) (string, v1.Hash, []v1.Hash)
 }
 
 // joinTo joins sources with mode and publishes the index to target:v1.
-func joinTo(t *testing.T, sources []string, target string, mode AttestMode) *Joined {
+func joinTo(t *testing.T, sources []string, target string, mode product.AttestMode) *Joined {
 	t.Helper()
 	ctx := context.Background()
 	img := imageref.Options{Keychain: authn.NewMultiKeychain(), Insecure: []string{"127.0.0.1"}, Blobs: imageref.NewBlobs(t.TempDir())}
 	j, err := JoinIndex(ctx, IndexOptions{Sources: sources, Name: "app", Tags: []string{"v1"},
-		Join: join.Options{Images: img, TempDir: t.TempDir()}, Attest: Attest{Mode: mode, HelperbuildVersion: "v0.0.0-test"}})
+		Join: join.Options{Images: img, TempDir: t.TempDir()}, Attest: build.Attest{Mode: mode, HelperbuildVersion: "v0.0.0-test"}})
 	require.NoError(t, err)
 	repo, err := name.NewRepository(target, name.Insecure)
 	require.NoError(t, err)
@@ -104,7 +106,7 @@ func TestJoinIndexCopiesReferrersAndMakesOneAttestationManifest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			target := tc.host + "/other/app"
-			j := joinTo(t, []string{ref}, target, AttestIndex)
+			j := joinTo(t, []string{ref}, target, product.AttestIndex)
 			assert.ElementsMatch(t, digests, referrersAt(t, target, subject), "every referrer copied as it is")
 			var buf = new(testkit.Buffer)
 			(&Report{Sources: indexReportSources(j.Plan)}).WriteSources(buf)
@@ -149,13 +151,13 @@ func TestJoinIndexCopiesReferrersAndMakesOneAttestationManifest(t *testing.T) {
 			assert.Equal(t, att.Digest.String(), md.Manifest)
 			assert.Equal(t, attest.JoinBuildType, buildTypes[2])
 
-			again := joinTo(t, []string{ref}, target, AttestIndex)
+			again := joinTo(t, []string{ref}, target, product.AttestIndex)
 			assert.Equal(t, j.Result.Images[0].Digest, again.Result.Images[0].Digest, "the same sources, the same index")
 		})
 	}
 	t.Run("--attest none: the image alone in the index, the referrers copied", func(t *testing.T) {
 		target := testkit.Registry(t) + "/other/app"
-		j := joinTo(t, []string{ref}, target, AttestNone)
+		j := joinTo(t, []string{ref}, target, product.AttestNone)
 		m, err := j.Result.Images[0].Index.IndexManifest()
 		require.NoError(t, err)
 		assert.Len(t, m.Manifests, 1)
@@ -163,7 +165,7 @@ func TestJoinIndexCopiesReferrersAndMakesOneAttestationManifest(t *testing.T) {
 	})
 	t.Run("--attest referrers: the join's provenance beside the copies", func(t *testing.T) {
 		target := testkit.Registry(t) + "/other/app"
-		j := joinTo(t, []string{ref}, target, AttestReferrers)
+		j := joinTo(t, []string{ref}, target, product.AttestReferrers)
 		got := referrersAt(t, target, subject)
 		assert.Len(t, got, len(digests)+1)
 		assert.Subset(t, got, append(digests, j.Result.Images[0].Platforms[0].Attestation.Digests.Referrers...))
@@ -190,7 +192,7 @@ func TestJoinIndexLeavesAFixedImagesReferrersBehind(t *testing.T) {
 	ctx := context.Background()
 	opts := imageref.Options{Insecure: []string{"127.0.0.1"}, Blobs: imageref.NewBlobs(t.TempDir())}
 	j, err := JoinIndex(ctx, IndexOptions{Sources: []string{liar}, Name: "app", Tags: []string{"v1"},
-		Join: join.Options{Images: opts, TempDir: t.TempDir(), FixPlatform: true}, Attest: Attest{Mode: AttestIndex, HelperbuildVersion: "v0.0.0-test"}})
+		Join: join.Options{Images: opts, TempDir: t.TempDir(), FixPlatform: true}, Attest: build.Attest{Mode: product.AttestIndex, HelperbuildVersion: "v0.0.0-test"}})
 	require.NoError(t, err)
 	e := j.Plan.Entries[0]
 	require.True(t, e.Fixed)

@@ -8,9 +8,11 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/helperbuild/helperbuild/internal/build"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/join"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
 )
@@ -99,7 +101,7 @@ func PrepareIndex(req IndexRequest) (*PreparedIndex, error) {
 	if req.AllPlatforms {
 		return nil, inputf("index --platforms all: list the platforms in the index's order, or drop --platforms for every platform of the sources")
 	}
-	mode, err := ParseAttestMode(req.Attest)
+	mode, err := product.ParseAttestMode(req.Attest)
 	if err != nil {
 		return nil, &InputError{err}
 	}
@@ -128,7 +130,7 @@ func PrepareIndex(req IndexRequest) (*PreparedIndex, error) {
 	ci := req.CI
 	pi.opts = IndexOptions{Sources: sources, Name: name, Tags: tags,
 		Join:   join.Options{Platforms: req.Platforms, FixPlatform: req.FixPlatform, Jobs: req.Jobs},
-		Attest: Attest{Mode: mode, HelperbuildVersion: req.HelperbuildVersion, CI: ci.attest()},
+		Attest: build.Attest{Mode: mode, HelperbuildVersion: req.HelperbuildVersion, CI: ci.attest()},
 	}
 	if pi.signing, pi.signer, err = req.Sign.signing(req.Registry); err != nil {
 		return nil, err

@@ -18,10 +18,12 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/attest"
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/build"
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/join"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
@@ -54,7 +56,7 @@ func joinAndPublish(t *testing.T, sources []string, target string, fix bool) (*J
 	img := imageref.Options{Keychain: authn.NewMultiKeychain(), Insecure: []string{"127.0.0.1"}, Blobs: imageref.NewBlobs(t.TempDir())}
 	j, err := JoinIndex(ctx, IndexOptions{Sources: sources, Name: "helper", Tags: []string{"v1"},
 		Join:   join.Options{Images: img, FixPlatform: fix, TempDir: t.TempDir()},
-		Attest: Attest{Mode: AttestIndex, HelperbuildVersion: "v0.0.0-test"}})
+		Attest: build.Attest{Mode: product.AttestIndex, HelperbuildVersion: "v0.0.0-test"}})
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +186,7 @@ func TestJoinIndexAttestReferrers(t *testing.T) {
 	img := imageref.Options{Keychain: authn.NewMultiKeychain(), Insecure: []string{"127.0.0.1"}, Blobs: imageref.NewBlobs(t.TempDir())}
 	j, err := JoinIndex(context.Background(), IndexOptions{Sources: []string{amd}, Name: "helper", Tags: []string{"v1"},
 		Join:   join.Options{Images: img, TempDir: t.TempDir()},
-		Attest: Attest{Mode: AttestReferrers, HelperbuildVersion: "v0.0.0-test"}})
+		Attest: build.Attest{Mode: product.AttestReferrers, HelperbuildVersion: "v0.0.0-test"}})
 	require.NoError(t, err)
 	im := j.Result.Images[0]
 	m, err := im.Index.IndexManifest()

@@ -22,6 +22,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/merge"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/publish"
 )
 
@@ -140,7 +141,7 @@ func benchParts(b *testing.B, host string, ps []v1.Platform, names ...string) ([
 }
 
 // publishImages is res as publish takes it.
-func publishImages(res *Result) []publish.Image {
+func publishImages(res *product.Result) []publish.Image {
 	out := make([]publish.Image, 0, len(res.Images))
 	for _, img := range res.Images {
 		out = append(out, img.Publish())

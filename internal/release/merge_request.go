@@ -13,6 +13,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/outfile"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/verify"
@@ -173,12 +174,12 @@ func placedOf(m *merge.Plan) publish.Placed {
 // mergedResult assembles the indexes merge checked, each the index a
 // single push of its platforms writes (manifest.IndexOf), into the Result
 // the one finish publishes and reports.
-func mergedResult(checked *merge.Result) (*Result, error) {
-	res := &Result{}
+func mergedResult(checked *merge.Result) (*product.Result, error) {
+	res := &product.Result{}
 	for _, mi := range checked.Images {
-		out := &Image{Name: mi.Name, Contract: mi.Contract, BaseName: mi.BaseName, Tags: mi.Tags}
+		out := &product.Image{Name: mi.Name, Contract: mi.Contract, BaseName: mi.BaseName, Tags: mi.Tags}
 		for _, p := range mi.Platforms {
-			pl := Platform{Platform: p.Platform, Digest: p.Descriptor.Digest, Size: p.Descriptor.Size,
+			pl := product.Platform{Platform: p.Platform, Digest: p.Descriptor.Digest, Size: p.Descriptor.Size,
 				CompressedSize: manifest.CompressedSize(p.Manifest), Tags: p.Tags}
 			if p.Attestation != nil {
 				pl.Attestation = mergedAttestation(p.Attestation.Digest, p.Attestation.Manifest)
@@ -190,7 +191,7 @@ func mergedResult(checked *merge.Result) (*Result, error) {
 		for i, e := range mi.Entries {
 			descs[i], images[e.Descriptor.Digest] = e.Descriptor, e.Image
 		}
-		_, err := out.withIndex(manifest.IndexOf(descs, mi.Annotations, func(h v1.Hash) (v1.Image, error) {
+		_, err := out.WithIndex(manifest.IndexOf(descs, mi.Annotations, func(h v1.Hash) (v1.Image, error) {
 			if img, ok := images[h]; ok {
 				return img, nil
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/merge"
 	"github.com/helperbuild/helperbuild/internal/part"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/publish"
 )
 
@@ -98,7 +99,7 @@ func (f *fanOut) options() merge.Options {
 
 // runMerge plans the merge of parts, checks them in the registry and
 // assembles the indexes, as PreparedMerge.Execute does before publishing.
-func runMerge(t *testing.T, parts []*part.File, opts merge.Options) (*merge.Plan, *Result) {
+func runMerge(t *testing.T, parts []*part.File, opts merge.Options) (*merge.Plan, *product.Result) {
 	t.Helper()
 	m, err := merge.New(parts, opts)
 	require.NoError(t, err)

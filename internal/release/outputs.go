@@ -8,6 +8,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/outfile"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 	"github.com/helperbuild/helperbuild/internal/sign"
 )
@@ -64,7 +65,7 @@ type MetadataAttestation struct {
 	Referrers  []string `json:"referrers,omitempty"`
 }
 
-func attestationMetadata(at *Attestation) *MetadataAttestation {
+func attestationMetadata(at *product.Attestation) *MetadataAttestation {
 	if at == nil {
 		return nil
 	}

@@ -12,20 +12,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/imageref"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/publish"
 )
 
 // reportAt is res as a push to d reports it.
-func reportAt(res *Result, d destination) *Report {
+func reportAt(res *product.Result, d destination) *Report {
 	return newReport(res, tail{dest: d, where: InRegistry})
 }
 
 // fakeResult is a release of images named names, each tagged tags, with
 // made-up digests (the dotenv file reads no index).
-func fakeResult(names []string, tags ...string) *Result {
-	res := &Result{}
+func fakeResult(names []string, tags ...string) *product.Result {
+	res := &product.Result{}
 	for i, n := range names {
-		res.Images = append(res.Images, Image{Name: n, Tags: tags,
+		res.Images = append(res.Images, product.Image{Name: n, Tags: tags,
 			Digest: v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%064x", i+1)}})
 	}
 	return res

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/helperbuild/helperbuild/internal/build"
 	"github.com/helperbuild/helperbuild/internal/gitmeta"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/outfile"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/publish"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 )
@@ -24,7 +26,7 @@ type Prepared struct {
 	// the epoch); AttestOptions what the attestations say.
 	Plan          *recipe.Plan
 	Meta          manifest.Meta
-	AttestOptions Attest
+	AttestOptions build.Attest
 	// Dest is where the images go.
 	Dest *Destination
 	// signing signs the release at a registry (Request.Sign); signer
@@ -159,7 +161,7 @@ func (r *Request) releaseMeta(ctx context.Context, dir string) (recipe.Vars, man
 			want |= field
 		}
 	}
-	if mode, err := ParseAttestMode(r.Attest.Mode); err == nil && mode != AttestNone {
+	if mode, err := product.ParseAttestMode(r.Attest.Mode); err == nil && mode != product.AttestNone {
 		want |= attestGit
 	}
 	git := gitmeta.Read(ctx, dir, want)

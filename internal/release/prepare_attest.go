@@ -9,10 +9,12 @@ import (
 	"strings"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
+	"github.com/helperbuild/helperbuild/internal/build"
 	"github.com/helperbuild/helperbuild/internal/gitmeta"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/outfile"
 	"github.com/helperbuild/helperbuild/internal/part"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
@@ -25,7 +27,7 @@ var fullCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // attestGit too when attestations are on).
 func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Info) error {
 	a := p.Attest
-	mode, err := ParseAttestMode(a.Mode)
+	mode, err := product.ParseAttestMode(a.Mode)
 	if err != nil {
 		return &InputError{err}
 	}
@@ -33,14 +35,14 @@ func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Inf
 	if err != nil {
 		return inputf("--provenance %q: want min or max", a.Provenance)
 	}
-	if mode == AttestNone {
+	if mode == product.AttestNone {
 		if a.Dir != "" {
 			return inputf("--attest-dir %s with --attest none: there is nothing to write; drop one of them", a.Dir)
 		}
-		p.AttestOptions = Attest{Mode: mode}
+		p.AttestOptions = build.Attest{Mode: mode}
 		return nil
 	}
-	if mode == AttestReferrers && !p.Push {
+	if mode == product.AttestReferrers && !p.Push {
 		return inputf("--attest referrers: an OCI layout or archive holds no referrers; use --attest index (or push to a registry)")
 	}
 	if p.Meta.Revision != "" && !fullCommit.MatchString(p.Meta.Revision) {
@@ -53,7 +55,7 @@ func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Inf
 	}
 	ci := p.CI
 	root := cmp.Or(git.Toplevel, ci.ProjectDir)
-	p.AttestOptions = Attest{
+	p.AttestOptions = build.Attest{
 		Mode:               mode,
 		Provenance:         prov,
 		Source:             attest.Source{URL: cmp.Or(p.Meta.Source, git.RemoteURI), Ref: ci.sourceRef(p.Meta, git), Commit: p.Meta.Revision},
@@ -70,7 +72,7 @@ func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Inf
 		p.AttestOptions.Package = &attest.Package{Path: underRoot(root, filepath.Join(dir, p.Package.Main)),
 			BinaryName: p.Package.BinaryName, LDFlags: p.Package.Ldflags}
 	}
-	if p.ByDigest && mode == AttestReferrers {
+	if p.ByDigest && mode == product.AttestReferrers {
 		// A job writes no tag, and the fallback tags are written with the
 		// release's; merge carries the index's entries.
 		return inputf("--attest referrers with --by-digest: a job writes no tag, so no referrers fallback tag either; use --attest index (merge carries the attestation entries into the index)")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/outfile"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/sign"
 )
 
@@ -36,7 +37,7 @@ type Report struct {
 
 // ReportImage is one image of a Report.
 type ReportImage struct {
-	Image
+	product.Image
 	// Reference is where the image is: a registry repository, or the
 	// layout reference of its first entry. Pinned is it pinned by the
 	// index digest (a by-digest job's says no index was pushed).
@@ -64,7 +65,7 @@ func (e *OutputError) Error() string { return e.Err.Error() }
 func (e *OutputError) Unwrap() error { return e.Err }
 
 // newReport names res's images as dest does.
-func newReport(res *Result, t tail) *Report {
+func newReport(res *product.Result, t tail) *Report {
 	dest := t.dest
 	rep := &Report{Where: t.where, Path: t.path, Single: t.single}
 	if t.signer != nil {

@@ -9,6 +9,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/helperbuild/helperbuild/internal/attest"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/progress"
 )
 
@@ -65,7 +66,7 @@ type Request struct {
 	Attest AttestRequest
 	// Run is --run: start each platform's image of an image whose recipe
 	// names a contract as GitLab starts it, before anything is published
-	// (Options.Run).
+	// (build.Options.Run).
 	Run bool
 	// Outputs are the files the run writes besides its summary.
 	Outputs Outputs
@@ -115,6 +116,14 @@ type Registry struct {
 type AttestRequest struct {
 	Mode, Provenance, Dir string
 }
+
+// The --attest values, for the command's default and completions (the
+// command imports release, not product).
+const (
+	AttestIndex     = product.AttestIndex
+	AttestReferrers = product.AttestReferrers
+	AttestNone      = product.AttestNone
+)
 
 // Outputs are the files a run writes besides its summary; "" is a file not
 // asked for. Every one is written whole or not at all (outfile).

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/helperbuild/helperbuild/internal/build"
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/publish"
 )
@@ -52,9 +54,9 @@ func (p *Prepared) Execute(ctx context.Context, obs Observer) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := Build(ctx, p.Plan, p.buildOptions(ctx, r, dest))
+	res, err := build.Build(ctx, p.Plan, p.buildOptions(ctx, r, dest))
 	if err != nil {
-		return nil, err
+		return nil, asInput(err)
 	}
 	rep, err := finish(ctx, tail{Observer: p.Observer, dest: dest, where: p.Dest.Where, path: p.Dest.Output.Path, single: p.Dest.single,
 		header: p.Dest.publishHeader(), outputs: p.Outputs, signer: p.signer}, res)
@@ -65,9 +67,9 @@ func (p *Prepared) Execute(ctx context.Context, obs Observer) (*Report, error) {
 }
 
 // buildOptions are Build's options for this run, with dest's hooks.
-func (p *Prepared) buildOptions(ctx context.Context, r *runState, dest destination) Options {
+func (p *Prepared) buildOptions(ctx context.Context, r *runState, dest destination) build.Options {
 	hooks := dest.Hooks(ctx)
-	return Options{
+	return build.Options{
 		Env:              p.Env,
 		Jobs:             p.Jobs,
 		CompressionLevel: p.CompressionLevel,
@@ -100,7 +102,7 @@ type tail struct {
 
 // finish publishes res at t.dest (tags last), names what it published and
 // writes every output file; the report says what happened.
-func finish(ctx context.Context, t tail, res *Result) (*Report, error) {
+func finish(ctx context.Context, t tail, res *product.Result) (*Report, error) {
 	var images []publish.Image
 	for _, img := range res.Images {
 		images = append(images, img.Publish())
@@ -119,7 +121,7 @@ func finish(ctx context.Context, t tail, res *Result) (*Report, error) {
 
 // outcome closes the publish phase (and merge's check phase); byDigest
 // pushed platform manifests only: merge writes the indexes.
-func outcome(res *Result, byDigest bool) string {
+func outcome(res *product.Result, byDigest bool) string {
 	indexes, manifests := len(res.Images), 0
 	if byDigest {
 		indexes = 0

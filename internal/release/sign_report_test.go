@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/attestspec"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/sign"
 )
 
@@ -29,7 +30,7 @@ func signedImage(who sign.Who) ReportImage {
 	img.Name, img.Digest = "gitlab-runner-helper", idx
 	for i, p := range []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}} {
 		d, _ := v1.NewHash(hexDigest(2 + i))
-		img.Platforms = append(img.Platforms, Platform{Platform: p, Digest: d})
+		img.Platforms = append(img.Platforms, product.Platform{Platform: p, Digest: d})
 	}
 	for i := 1; i <= 3; i++ {
 		img.Signatures = append(img.Signatures, Signature{Subject: hexDigest(i), Format: "bundle", Digest: hexDigest(0x10 + i)})

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/progress"
 )
 
@@ -48,7 +49,7 @@ func (rep *Report) WriteSummary(w io.Writer) error {
 // image's compressed size (config and layers, what a pull downloads) and
 // its platform tags, or, for a by-digest job (pending), the tags merge
 // will write.
-func platformTable(w io.Writer, img Image, pending bool) error {
+func platformTable(w io.Writer, img product.Image, pending bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	tagsHeader := "TAGS"
 	if pending {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/product"
 	"github.com/helperbuild/helperbuild/internal/verify"
 )
 
@@ -21,7 +22,7 @@ const (
 // gitlabLines prints what an operator pastes to use img, published at the
 // registry repository repo with the index tags tags (full references): for
 // a helper the config.toml lines, for a runner the Helm chart's values.
-func gitlabLines(w io.Writer, img Image, repo string, tags []string) {
+func gitlabLines(w io.Writer, img product.Image, repo string, tags []string) {
 	switch {
 	case img.Contract == verify.ContractHelper || (img.Contract == "" && baseName(img.Name) == helperImageName):
 		fmt.Fprintln(w, "  config.toml, pinned to this build:")
@@ -61,7 +62,7 @@ var gitlabPlatformTag = regexp.MustCompile(`^(?:[a-z0-9]+-)?([a-z0-9_]+)-v([0-9]
 // scheme: every platform tagged <arch>-v<VERSION> for one VERSION, and an
 // index tag v<VERSION> (or VERSION) that is the multi-arch one. "" when
 // they do not.
-func runnerVersionTag(img Image, repo string, tags []string) string {
+func runnerVersionTag(img product.Image, repo string, tags []string) string {
 	version := ""
 	for _, p := range img.Platforms {
 		found := false

@@ -7,6 +7,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/helperbuild/helperbuild/internal/product"
 )
 
 // TestGitLabLines: what the summary tells an operator to paste depends on
@@ -15,8 +17,8 @@ import (
 func TestGitLabLines(t *testing.T) {
 	digest := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("ab", 32)}
 	amd64, arm := v1.Platform{OS: "linux", Architecture: "amd64"}, v1.Platform{OS: "linux", Architecture: "arm", Variant: "v7"}
-	image := func(name, contract string, amdTags, armTags []string) Image {
-		return Image{Name: name, Contract: contract, Digest: digest, Platforms: []Platform{
+	image := func(name, contract string, amdTags, armTags []string) product.Image {
+		return product.Image{Name: name, Contract: contract, Digest: digest, Platforms: []product.Platform{
 			{Platform: amd64, Tags: amdTags}, {Platform: arm, Tags: armTags}}}
 	}
 	const repo = "registry.example.com/g/helper"
@@ -24,7 +26,7 @@ func TestGitLabLines(t *testing.T) {
 	pinned := "  config.toml, pinned to this build:\n    [runners.kubernetes]\n      helper_image = \"registry.example.com/g/helper@sha256:" + digest.Hex + "\"\n"
 	for _, tc := range []struct {
 		name      string
-		img       Image
+		img       product.Image
 		tags      []string
 		want, not []string
 		empty     bool // prints nothing at all

@@ -2,11 +2,9 @@ package release
 
 import (
 	"cmp"
-	"fmt"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 )
@@ -44,20 +42,6 @@ func windowsRefusal(p v1.Platform, name string, configFree bool, base string) er
 		return inputf("image %s for %s: a Windows entry needs a Windows base per Windows release (e.g. mcr.microsoft.com/windows/nanoserver:ltsc2022 for 10.0.20348); scratch has no Windows system files", name, platform.Format(p))
 	case "":
 		return inputf("image %s for %s: a Windows entry needs a Windows base: give %s", name, platform.Format(p), way)
-	}
-	return nil
-}
-
-// missingWindows is the usage error for the first Windows entry whose
-// base lacks its build (or is no Windows base): the base's own message,
-// which names what it offers and what a Windows entry needs.
-func missingWindows(plan *recipe.Plan, missing [][]*imageref.MissingPlatformError) error {
-	for i := range missing {
-		for _, m := range missing[i] {
-			if m != nil && platform.IsWindows(m.Platform) {
-				return &InputError{fmt.Errorf("image %s: %w", plan.Images[i].Name, m)}
-			}
-		}
 	}
 	return nil
 }
