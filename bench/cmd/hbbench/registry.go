@@ -97,6 +97,14 @@ func (r *registry) CPU() time.Duration {
 	return time.Duration(statTicks("/proc/"+strconv.Itoa(r.cmd.Process.Pid)+"/stat", 11, 12)) * clockTick
 }
 
+// PID is the registry process's; 0 if it is not running.
+func (r *registry) PID() int {
+	if r == nil || r.cmd == nil || r.cmd.Process == nil {
+		return 0
+	}
+	return r.cmd.Process.Pid
+}
+
 // Stop kills the registry by its PID.
 func (r *registry) Stop() {
 	if r == nil || r.cmd == nil || r.cmd.Process == nil {
