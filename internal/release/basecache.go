@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime/debug"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -22,7 +23,8 @@ import (
 // and Go binaries) in the layer cache, under <cache>/flat, keyed by the
 // base's manifest digest and this executable's build ID: a re-run on the
 // same base reads a small file instead of every base layer again (issue
-// 41). A record is only an optimisation: one that is missing, unreadable
+// 41). layer.Cache.Prune removes records no run has read for its age. A
+// record is only an optimisation: one that is missing, unreadable
 // or not this executable's is ignored and written again. nil keeps
 // nothing.
 type flatStore struct {
@@ -92,6 +94,8 @@ func (s *flatStore) load(dig v1.Hash, readOS bool, fb *flatBase) bool {
 		return false
 	}
 	fb.fs, fb.os, fb.bins, fb.skipped = rootfs.Replay(rec.Headers), rec.OS, bins, rec.Skipped
+	now := time.Now() // used: layer.Cache.Prune keeps it
+	_ = os.Chtimes(s.path(key), now, now)
 	return true
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helperbuild/helperbuild/internal/fixture/tartest"
+	"github.com/helperbuild/helperbuild/internal/layer"
 	"github.com/helperbuild/helperbuild/internal/rootfs"
 )
 
@@ -88,6 +90,13 @@ func TestFlatStoreReadsTheBaseOnce(t *testing.T) {
 	got, n = reads(&flatBases{readOS: true, store: store})
 	assert.Zero(t, n, "and written again")
 	assert.Equal(t, want.bins, got.bins)
+
+	old := time.Now().Add(-48 * time.Hour)
+	require.NoError(t, os.Chtimes(records[0], old, old))
+	freed, err := (&layer.Cache{Dir: filepath.Dir(store.dir)}).Prune(24 * time.Hour)
+	require.NoError(t, err)
+	assert.Positive(t, freed, "the layer cache's prune removes a record no run read")
+	assert.NoFileExists(t, records[0])
 }
 
 // TestNoFlatStoreWithoutCache: no cache directory, nothing kept.
