@@ -34,12 +34,14 @@ type cpuPoint struct {
 	Ticks [cpuClasses]int64
 }
 
-// procEvery is how often the process tree is walked: every 4th RSS sample
-// (20 ms), which catches every link and go command and most compiles;
-// what it misses (processes shorter than that, the last ticks of each) is
-// counted by wait4 in the command's children's total and shown as the
-// difference.
-const procEvery = 4
+// The process tree is walked every -proc-every (100 ms by default, a
+// multiple of the 5 ms RSS sampling), which catches every go command and
+// link and the longer compiles; what it misses (shorter processes, the
+// last ticks of each) is counted by wait4 in the command's children's
+// total and shown as the difference. Walking costs hbbench CPU (a read per
+// thread of every process in the tree), shown in its own row: a one-core
+// smoke run at 20 ms cost hbbench 0.1 s per second of the run, in the
+// command's session.
 
 // procTree samples the CPU of a command's process tree, of the registry
 // and of hbbench, and keeps a series of points for the phases.
@@ -73,6 +75,14 @@ func selfTicks() int64 {
 	}
 	us := ru.Utime.Sec*1e6 + ru.Utime.Usec + ru.Stime.Sec*1e6 + ru.Stime.Usec
 	return us / int64(clockTick/time.Microsecond)
+}
+
+// procEveryTicks is -proc-every in RSS samples; 0: never.
+func procEveryTicks(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return max(int(d/rssEvery), 1)
 }
 
 // sample walks the tree once and appends a point.

@@ -17,7 +17,7 @@ func TestProcTreeSeesGrandchildren(t *testing.T) {
 	}
 	defer log.Close()
 	burn := `sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'; sleep 0.1`
-	s, err := run(context.Background(), proc{Dir: t.TempDir(), Args: []string{"sh", "-c", burn}, Log: log, Timeout: time.Minute, RSS: true})
+	s, err := run(context.Background(), proc{Dir: t.TempDir(), Args: []string{"sh", "-c", burn}, Log: log, Timeout: time.Minute, RSS: true, ProcEvery: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -267,8 +267,8 @@ func (b *bench) report() string {
 		fmt.Fprintf(&sb, "\n#### Where the time goes: %s\n\n", sec.title)
 		sb.WriteString("From helperbuild's progress events (`--progress json -v`), relative to the process start (\"start\"); \"last link → exit\" is the fixed cost after the compiler, \"start → first compile\" the one before it. CPU: user+sys from wait4 and /proc/PID/stat (clock ticks of 10 ms).\n\n")
 		sb.WriteString(runPhaseTable(sec.cols))
-		if len(sec.cpuCols) > 0 {
-			sb.WriteString("\nWhere the CPU goes, by process (issue 41): the process tree of the command, walked every 20 ms (/proc/PID/task/*/children, each process's own utime+stime by its command name), the registry's and hbbench's own CPU (its counting proxy and samplers) beside it; the same spans' wall time first. The floor's CPU (its go builds, all of it go, compile and link) is in the main table.\n\n")
+		if len(sec.cpuCols) > 0 && cfg.procEvery > 0 {
+			fmt.Fprintf(&sb, "\nWhere the CPU goes, by process (issue 41): the process tree of the command, walked every %s (-proc-every; /proc/PID/task/*/children, each process's own utime+stime by its command name), the registry's and hbbench's own CPU (its counting proxy and samplers) beside it; the same spans' wall time first. The floor's CPU (its go builds, all of it go, compile and link) is in the main table.\n\n", cfg.procEvery)
 			sb.WriteString(cpuTable(sec.cpuCols))
 		}
 		for _, pt := range sec.platforms {

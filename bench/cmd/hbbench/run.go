@@ -48,6 +48,8 @@ type proc struct {
 	// Registry is the PID of the registry serving the command (0: none),
 	// whose CPU is sampled with the process tree's.
 	Registry int
+	// ProcEvery is how often the process tree's CPU is sampled (0: not).
+	ProcEvery time.Duration
 }
 
 const rssEvery = 5 * time.Millisecond
@@ -86,7 +88,7 @@ func run(ctx context.Context, p proc) (sample, error) {
 		defer t.Stop()
 		stat := "/proc/" + strconv.Itoa(pid) + "/stat"
 		for n := 0; ; n++ {
-			if n%procEvery == 0 {
+			if every := procEveryTicks(p.ProcEvery); every > 0 && n%every == 0 {
 				tree.sample()
 			}
 			if v := vmHWM(path); v > peak.Load() {
@@ -122,7 +124,7 @@ func run(ctx context.Context, p proc) (sample, error) {
 	}
 	s := sample{Wall: wall, PeakRSS: peak.Load(), Events: events, Start: start}
 	s.CPU, s.ChildCPU = splitCPU(cmd.ProcessState, childCPU.Load())
-	if p.RSS {
+	if p.RSS && p.ProcEvery > 0 {
 		tree.finish(wall, s.CPU)
 		s.Series = tree.series
 	}

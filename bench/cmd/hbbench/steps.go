@@ -87,7 +87,7 @@ func sampleExtra(s sample) string {
 
 // timed runs p, with the proxy's counters read around it.
 func (b *bench) timed(ctx context.Context, p proc, warm bool) (sample, error) {
-	p.Log, p.RSS, p.Registry = b.log, true, b.reg.PID()
+	p.Log, p.RSS, p.Registry, p.ProcEvery = b.log, true, b.reg.PID(), b.cfg.procEvery
 	p.Timeout = b.cfg.timeout
 	if warm {
 		p.Timeout = b.cfg.warmTimeout
