@@ -221,6 +221,11 @@ func (b *bench) report() string {
 		if cfg.busySession == busyShared {
 			where = "in hbbench's session (`-busy-session shared`: the command's autogroup, the CPUs shared per thread)"
 		}
+		reg := "hbbench's session, the command's"
+		if cfg.registrySession == busyOwn {
+			reg = "a session of its own"
+		}
+		where += fmt.Sprintf("; the registry in %s (`-registry-session %s`)", reg, cfg.registrySession)
 		fmt.Fprintf(&sb, "- busy: in each round every step runs a second time with %d `sh -c '%s'` (one per CPU) started right before the timed command and stopped right after it, %s; sched_autogroup_enabled=%s; uploaded bytes and peak RSS are from the idle runs\n",
 			cfg.busy, busyLoop, where, strings.TrimSpace(readFile("/proc/sys/kernel/sched_autogroup_enabled")))
 	}
