@@ -78,8 +78,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseNodes -fuzztime 20s ./internal/verify
 
 # helperbuild vs the bare go builds (the floor) and ko, medians of 5 runs on
-# this machine, idle and beside one busy loop per CPU, with where the time
-# goes per phase and platform; QUICK=1 for 3 runs. See docs/bench-2026-12-02.md.
+# this machine, idle and beside one busy loop per CPU (each in a session of
+# its own), with where the time and the CPU go per phase, platform and
+# process; QUICK=1 for 3 runs. See docs/bench-2026-12-06.md.
 bench:
 	scripts/install-test-deps.sh
 	scripts/bench.sh

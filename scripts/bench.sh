@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench.sh: measure helperbuild against the bare go builds it runs (the floor)
 # and against ko, on this machine, idle and again beside one busy loop per
-# CPU, and print one table of medians and ratios (issues 7 and 17).
+# CPU, and print one table of medians and ratios (issues 7, 17 and 41).
 # `make bench` runs it.
 #
 #   scripts/bench.sh                 5 measured runs per step after 1 warm-up
@@ -9,6 +9,7 @@
 #   scripts/bench.sh -busy 0         idle only (about half the time)
 #   scripts/bench.sh -workloads example -memory=false -ko none   (any hbbench flag)
 #   scripts/bench.sh -ab /path/to/other/helperbuild   also push with another build (A/B)
+#   scripts/bench.sh -busy-session shared   busy loops in hbbench's session (the bench before issue 41)
 #
 # It needs docker-registry (scripts/install-test-deps.sh installs it) and the
 # Go module proxy (ko is installed into a temporary GOBIN, never into go.mod).
@@ -16,9 +17,13 @@
 # command it starts are stopped by PID when it ends or is interrupted.
 # The program is bench/cmd/hbbench (its own module); the workloads are
 # examples/gitlab-runner, bench/bigmain/mid (12 MB, on a busybox-like base
-# with an apk database) and bench/bigmain (48 MB). Each helperbuild run is
+# with an apk database), bench/bigmain/held (11 MB, same base: issue 41's
+# held-out-like program) and bench/bigmain (48 MB). Each helperbuild run is
 # split into phases (whole run, per platform) from its progress events, with
-# its own CPU time beside its go builds'. The first run compiles the big
+# its own CPU time beside its go builds', and its CPU by process (itself, go,
+# compile, link, the registry, hbbench) per span of the run. The busy loops
+# run each in a session of its own (an autogroup of its own: another user's
+# load); -busy-session shared puts them in hbbench's. The first run compiles the big
 # workload for five architectures (minutes); later runs take about 15 min,
 # of which the busy rounds take about half.
 set -eu

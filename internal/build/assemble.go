@@ -58,7 +58,7 @@ func newAssembler(plan *recipe.Plan, units [][]unit, b *bases, binDir string, ca
 		images: make([][]v1.Image, len(units)), checks: make([][][]verify.Check, len(units)),
 		binaries: make([]int, len(plan.Platforms)), compiles: make([]bool, len(plan.Platforms)), upToDate: make([]int, len(plan.Platforms)),
 		attests: make([][]*product.Attestation, len(units)), found: newCheckFindings(units)}
-	a.flat.readOS = at != nil
+	a.flat.readOS, a.flat.store = at != nil, newFlatStore(cache)
 	for i := range units {
 		a.images[i] = make([]v1.Image, len(units[i]))
 		a.checks[i] = make([][]verify.Check, len(units[i]))

@@ -20,6 +20,8 @@ type flatBases struct {
 	// readOS also reads each base's os-release and package database and
 	// finds its Go binaries (for the SBOM) in the same pass over its layers.
 	readOS bool
+	// store keeps each base's flattening between runs (nil: none).
+	store *flatStore
 
 	mu sync.Mutex
 	m  map[v1.Hash]*flatBase
@@ -59,13 +61,18 @@ func (b *flatBases) flat(ctx context.Context, dig v1.Hash, img v1.Image) *flatBa
 	}
 	b.mu.Unlock()
 	fb.once.Do(func() {
+		if b.store.load(dig, b.readOS, fb) {
+			return
+		}
+		var hs []rootfs.Header
+		defer func() { b.store.save(dig, b.readOS, hs, fb) }()
 		layers, err := img.Layers()
 		if err != nil {
 			fb.err = fmt.Errorf("base %s layers: %w", dig, err)
 			return
 		}
 		if !b.readOS {
-			fb.fs, fb.err = rootfs.Flatten(ctx, layers)
+			fb.fs, hs, fb.err = rootfs.FlattenEachRecorded(ctx, layers, nil)
 			if fb.err != nil {
 				fb.err = fmt.Errorf("base %s: %w", dig, fb.err)
 			}
@@ -74,7 +81,7 @@ func (b *flatBases) flat(ctx context.Context, dig v1.Hash, img v1.Image) *flatBa
 		// One pass: keep the package databases, read Go build info.
 		kept := map[rootfs.Source][]byte{}
 		var scan attest.BaseScan
-		fs, err := rootfs.FlattenEach(ctx, layers, func(src rootfs.Source, p string, hdr *tar.Header, r io.Reader) error {
+		fs, hs, err := rootfs.FlattenEachRecorded(ctx, layers, func(src rootfs.Source, p string, hdr *tar.Header, r io.Reader) error {
 			if attest.OSFile(p) && hdr.Size <= rootfs.MaxKept {
 				data, err := io.ReadAll(r)
 				kept[src] = data

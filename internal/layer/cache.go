@@ -126,7 +126,7 @@ func (c *Cache) stampMatches(path string, want *blobStamp) bool {
 func (c *Cache) Prune(maxAge time.Duration) (int64, error) {
 	cutoff := time.Now().Add(-maxAge)
 	var freed int64
-	for _, sub := range []string{"keys", "blobs", "sums"} {
+	for _, sub := range []string{"keys", "blobs", "sums", "flat"} { // flat: release's flattened bases
 		entries, err := os.ReadDir(filepath.Join(c.Dir, sub))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

@@ -56,6 +56,11 @@ func FlattenKeeping(ctx context.Context, layers []v1.Layer, keep func(path strin
 // Flatten. A foreign (non-distributable) layer, such as a Windows base's OS
 // layer, is skipped: its bytes are never fetched, so its files are unknown.
 func FlattenEach(ctx context.Context, layers []v1.Layer, fn func(src Source, path string, hdr *tar.Header, r io.Reader) error) (*FS, error) {
+	return flattenEach(ctx, layers, fn, nil)
+}
+
+// flattenEach is FlattenEach, appending every header to hs unless nil.
+func flattenEach(ctx context.Context, layers []v1.Layer, fn func(src Source, path string, hdr *tar.Header, r io.Reader) error, hs *[]Header) (*FS, error) {
 	f := New()
 	for i, l := range layers {
 		if mt, err := l.MediaType(); err == nil && !mt.IsDistributable() {
@@ -63,6 +68,9 @@ func FlattenEach(ctx context.Context, layers []v1.Layer, fn func(src Source, pat
 		}
 		err := EachEntry(ctx, l, func(seq int, hdr *tar.Header, r io.Reader) error {
 			f.Add(i, seq, hdr)
+			if hs != nil {
+				record(hs, i, seq, hdr)
+			}
 			if fn == nil || (hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA) { //nolint:staticcheck // old archives
 				return nil
 			}

@@ -24,23 +24,26 @@ import (
 
 // config is the command line.
 type config struct {
-	repo         string   // helperbuild checkout (module root)
-	runs         int      // measured runs per step
-	warmups      int      // untimed runs before a step
-	jobs         int      // --jobs and floor parallelism
-	platforms    []string // the release's platforms
-	memPlatforms []string // platforms of the memory comparison
-	workloads    []string // example, mid, bigmain
-	koVersion    string   // "" or "none": no ko
-	ab           string   // another helperbuild binary, pushed with in every round beside this checkout's (A/B)
-	koSBOM       string   // ko's --sbom: spdx (beside helperbuild's default attestations) or none
-	memory       bool     // run the 60 MB / 120 MB memory comparison
-	busy         int      // busy loops beside every timed command of the busy rounds; 0: idle only
-	hugeMB       int      // size of the blob embedded in bigmain/huge
-	out          string   // also write the markdown report here
-	keep         bool     // keep the work directory
-	timeout      time.Duration
-	warmTimeout  time.Duration
+	repo            string        // helperbuild checkout (module root)
+	runs            int           // measured runs per step
+	warmups         int           // untimed runs before a step
+	jobs            int           // --jobs and floor parallelism
+	platforms       []string      // the release's platforms
+	memPlatforms    []string      // platforms of the memory comparison
+	workloads       []string      // example, mid, bigmain
+	koVersion       string        // "" or "none": no ko
+	ab              string        // another helperbuild binary, pushed with in every round beside this checkout's (A/B)
+	koSBOM          string        // ko's --sbom: spdx (beside helperbuild's default attestations) or none
+	memory          bool          // run the 60 MB / 120 MB memory comparison
+	busy            int           // busy loops beside every timed command of the busy rounds; 0: idle only
+	busySession     string        // busyOwn: each busy loop in a session of its own; busyShared: in hbbench's
+	registrySession string        // busyOwn: the registry in a session of its own; busyShared: in hbbench's
+	procEvery       time.Duration // how often each timed command's process tree is walked for its CPU; 0: never
+	hugeMB          int           // size of the blob embedded in bigmain/huge
+	out             string        // also write the markdown report here
+	keep            bool          // keep the work directory
+	timeout         time.Duration
+	warmTimeout     time.Duration
 }
 
 func main() {
@@ -52,12 +55,15 @@ func main() {
 	flag.IntVar(&cfg.jobs, "jobs", runtime.NumCPU(), "parallel builds (helperbuild --jobs, ko --jobs, floor)")
 	flag.StringVar(&platforms, "platforms", "linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x", "release platforms")
 	flag.StringVar(&memPlatforms, "mem-platforms", "linux/amd64,linux/arm64", "platforms of the memory comparison")
-	flag.StringVar(&workloads, "workloads", "example,mid,bigmain", "workloads: example (examples/gitlab-runner helper), mid (bench/bigmain/mid, 12 MB, on a busybox base), bigmain (bench/bigmain, 48 MB)")
+	flag.StringVar(&workloads, "workloads", "example,mid,held,bigmain", "workloads: example (examples/gitlab-runner helper), mid (bench/bigmain/mid, 12 MB, on a busybox base), held (bench/bigmain/held, 11 MB, on a busybox base: issue 41's held-out-like program), bigmain (bench/bigmain, 48 MB)")
 	flag.StringVar(&cfg.koVersion, "ko", "v0.19.1", `ko version to install from the Go module proxy into a temporary GOBIN; "none" skips ko`)
 	flag.StringVar(&cfg.koSBOM, "ko-sbom", "spdx", "ko's --sbom: spdx (an SBOM per platform, like helperbuild's default attestations) or none")
 	flag.StringVar(&cfg.ab, "ab", "", "another helperbuild binary (B, e.g. main's): every round also pushes with it, next to this checkout's push (A), the two swapping places every other round; the report compares them")
 	flag.BoolVar(&cfg.memory, "memory", true, "run the peak-memory comparison (bigmain vs bigmain/huge)")
 	flag.IntVar(&cfg.busy, "busy", runtime.NumCPU(), "in each round, run every release step again beside this many busy loops (one per CPU by default); 0: idle only")
+	flag.StringVar(&cfg.busySession, "busy-session", busyOwn, `where the busy loops run: "own" (each in a session of its own, so an autogroup of its own: the load of another user or job) or "shared" (in hbbench's session, the timed command's autogroup: the bench before issue 41)`)
+	flag.StringVar(&cfg.registrySession, "registry-session", busyShared, `where the registry runs: "shared" (hbbench's session, so the timed command's: its CPU comes out of the command's share beside busy loops of their own) or "own" (a session of its own, as a registry on another host takes nothing from the command)`)
+	flag.DurationVar(&cfg.procEvery, "proc-every", 100*time.Millisecond, "walk each timed command's process tree this often for the CPU by process (costs hbbench CPU in the command's session); 0: not")
 	flag.IntVar(&cfg.hugeMB, "huge-mib", 70, "MiB of incompressible bytes embedded in bigmain/huge (48 MB + 70 MiB = about 120 MB)")
 	flag.StringVar(&cfg.out, "out", "", "also write the report (markdown) to this file")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work directory (logs, layouts)")
@@ -69,6 +75,14 @@ func main() {
 	cfg.workloads = splitList(workloads)
 	if cfg.runs < 1 || cfg.runs > 50 || cfg.warmups < 0 || cfg.warmups > 5 || cfg.jobs < 1 || cfg.busy < 0 || cfg.busy > 64 {
 		fmt.Fprintln(os.Stderr, "hbbench: want 1 <= -runs <= 50, 0 <= -warmups <= 5, -jobs >= 1, 0 <= -busy <= 64")
+		os.Exit(2)
+	}
+	if cfg.registrySession != busyOwn && cfg.registrySession != busyShared {
+		fmt.Fprintf(os.Stderr, "hbbench: -registry-session %q: want %s or %s\n", cfg.registrySession, busyOwn, busyShared)
+		os.Exit(2)
+	}
+	if cfg.busySession != busyOwn && cfg.busySession != busyShared {
+		fmt.Fprintf(os.Stderr, "hbbench: -busy-session %q: want %s or %s\n", cfg.busySession, busyOwn, busyShared)
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -112,7 +126,7 @@ func benchmark(ctx context.Context, cfg *config) (err error) {
 
 	b.tools(ctx)
 
-	reg, err := startRegistry(ctx, work)
+	reg, err := startRegistry(ctx, work, cfg.registrySession == busyOwn)
 	if err != nil {
 		return err
 	}

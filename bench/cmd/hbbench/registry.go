@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -31,8 +32,10 @@ func freePort() (int, error) {
 }
 
 // startRegistry writes a config into dir and starts `docker-registry serve`,
-// waiting (bounded) until GET /v2/ answers 200.
-func startRegistry(ctx context.Context, dir string) (*registry, error) {
+// waiting (bounded) until GET /v2/ answers 200. With ownSession it runs in
+// a session of its own (an autogroup of its own: a registry on another
+// host does not take its CPU from the command's share), else in hbbench's.
+func startRegistry(ctx context.Context, dir string, ownSession bool) (*registry, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -62,6 +65,9 @@ http:
 	}
 	r.cmd = exec.Command("docker-registry", "serve", cfgPath)
 	r.cmd.Stdout, r.cmd.Stderr = logf, logf
+	if ownSession {
+		r.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 	if err := r.cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("docker-registry: %w (install it: apt-get install docker-registry)", err)
@@ -95,6 +101,14 @@ func (r *registry) CPU() time.Duration {
 		return 0
 	}
 	return time.Duration(statTicks("/proc/"+strconv.Itoa(r.cmd.Process.Pid)+"/stat", 11, 12)) * clockTick
+}
+
+// PID is the registry process's; 0 if it is not running.
+func (r *registry) PID() int {
+	if r == nil || r.cmd == nil || r.cmd.Process == nil {
+		return 0
+	}
+	return r.cmd.Process.Pid
 }
 
 // Stop kills the registry by its PID.

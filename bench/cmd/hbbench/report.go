@@ -217,7 +217,17 @@ func (b *bench) report() string {
 	fmt.Fprintf(&sb, "- peak RSS = VmHWM of the measured process alone (not its go build children), sampled every 5 ms; median of runs\n")
 	busy := cfg.busy > 0
 	if busy {
-		fmt.Fprintf(&sb, "- busy: in each round every step runs a second time with %d `sh -c '%s'` (one per CPU) started right before the timed command and stopped right after it, in hbbench's session (so in the command's autogroup); uploaded bytes and peak RSS are from the idle runs\n", cfg.busy, busyLoop)
+		where := "each in a session of its own (`-busy-session own`: an autogroup of its own, like another user's or job's load)"
+		if cfg.busySession == busyShared {
+			where = "in hbbench's session (`-busy-session shared`: the command's autogroup, the CPUs shared per thread)"
+		}
+		reg := "hbbench's session, the command's"
+		if cfg.registrySession == busyOwn {
+			reg = "a session of its own"
+		}
+		where += fmt.Sprintf("; the registry in %s (`-registry-session %s`)", reg, cfg.registrySession)
+		fmt.Fprintf(&sb, "- busy: in each round every step runs a second time with %d `sh -c '%s'` (one per CPU) started right before the timed command and stopped right after it, %s; sched_autogroup_enabled=%s; uploaded bytes and peak RSS are from the idle runs\n",
+			cfg.busy, busyLoop, where, strings.TrimSpace(readFile("/proc/sys/kernel/sched_autogroup_enabled")))
 	}
 	sb.WriteString("\n")
 	if busy {
@@ -262,6 +272,10 @@ func (b *bench) report() string {
 		fmt.Fprintf(&sb, "\n#### Where the time goes: %s\n\n", sec.title)
 		sb.WriteString("From helperbuild's progress events (`--progress json -v`), relative to the process start (\"start\"); \"last link → exit\" is the fixed cost after the compiler, \"start → first compile\" the one before it. CPU: user+sys from wait4 and /proc/PID/stat (clock ticks of 10 ms).\n\n")
 		sb.WriteString(runPhaseTable(sec.cols))
+		if len(sec.cpuCols) > 0 && cfg.procEvery > 0 {
+			fmt.Fprintf(&sb, "\nWhere the CPU goes, by process (issue 41): the process tree of the command, walked every %s (-proc-every; /proc/PID/task/*/children, each process's own utime+stime by its command name), the registry's and hbbench's own CPU (its counting proxy and samplers) beside it; the same spans' wall time first. The floor's CPU (its go builds, all of it go, compile and link) is in the main table.\n\n", cfg.procEvery)
+			sb.WriteString(cpuTable(sec.cpuCols))
+		}
 		for _, pt := range sec.platforms {
 			fmt.Fprintf(&sb, "\nPer platform, %s:\n\n", pt.name)
 			sb.WriteString(platformPhaseTable(cfg.platforms, pt.idle, pt.busy))
@@ -270,7 +284,7 @@ func (b *bench) report() string {
 	sb.WriteString("\n")
 	if busy && len(b.summary) > 0 {
 		fmt.Fprintf(&sb, "\n### helperbuild push, idle and beside %d busy loops\n\n", cfg.busy)
-		fmt.Fprintf(&sb, "Median over rounds of the per-round ratio. Targets: push ÷ floor ≤ %.2f× idle (mid: ≤ %.2f×), ≤ %.2f× busy; push ÷ ko ≤ %.2f× idle, < 1× busy.\n\n", idlePushFloor, idlePushFloorMid, busyPushFloor, idlePushKo)
+		fmt.Fprintf(&sb, "Median over rounds of the per-round ratio. Targets: push ÷ floor ≤ %.2f× idle (mid, held: ≤ %.2f×), ≤ %.2f× busy; push ÷ ko ≤ %.2f× idle, < 1× busy.\n\n", idlePushFloor, idlePushFloorMid, busyPushFloor, idlePushKo)
 		sb.WriteString("| workload | push ÷ floor, idle | push ÷ floor, busy | push ÷ ko, idle | push ÷ ko, busy |\n|---|---:|---:|---:|---:|\n")
 		for _, s := range b.summary {
 			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s |\n", s.Workload, fmtRatio(s.FloorIdle), fmtRatio(s.FloorBusy), fmtRatio(s.KoIdle), fmtRatio(s.KoBusy))

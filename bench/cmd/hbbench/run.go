@@ -31,6 +31,10 @@ type sample struct {
 	// Start the time the process was started; nil for other commands.
 	Events []event
 	Start  time.Time
+	// Series is the CPU of the command's processes, the registry's and
+	// hbbench's, sampled while it ran (procs.go); the last point is at
+	// its exit. Nil when not sampled.
+	Series []cpuPoint
 }
 
 // proc is one command to run and time.
@@ -40,7 +44,12 @@ type proc struct {
 	Args    []string
 	Log     *os.File // stdout and stderr are appended here
 	Timeout time.Duration
-	RSS     bool // sample VmHWM of the process every rssEvery
+	RSS     bool // sample VmHWM of the process every rssEvery, and its process tree's CPU
+	// Registry is the PID of the registry serving the command (0: none),
+	// whose CPU is sampled with the process tree's.
+	Registry int
+	// ProcEvery is how often the process tree's CPU is sampled (0: not).
+	ProcEvery time.Duration
 }
 
 const rssEvery = 5 * time.Millisecond
@@ -67,6 +76,7 @@ func run(ctx context.Context, p proc) (sample, error) {
 	pid := cmd.Process.Pid
 	done := make(chan struct{})
 	var peak, childCPU atomic.Int64
+	tree := newProcTree(pid, p.Registry, start)
 	sampled := make(chan struct{})
 	go func() {
 		defer close(sampled)
@@ -77,7 +87,10 @@ func run(ctx context.Context, p proc) (sample, error) {
 		t := time.NewTicker(rssEvery)
 		defer t.Stop()
 		stat := "/proc/" + strconv.Itoa(pid) + "/stat"
-		for {
+		for n := 0; ; n++ {
+			if every := procEveryTicks(p.ProcEvery); every > 0 && n%every == 0 {
+				tree.sample()
+			}
 			if v := vmHWM(path); v > peak.Load() {
 				peak.Store(v)
 			}
@@ -111,6 +124,10 @@ func run(ctx context.Context, p proc) (sample, error) {
 	}
 	s := sample{Wall: wall, PeakRSS: peak.Load(), Events: events, Start: start}
 	s.CPU, s.ChildCPU = splitCPU(cmd.ProcessState, childCPU.Load())
+	if p.RSS && p.ProcEvery > 0 {
+		tree.finish(wall, s.CPU)
+		s.Series = tree.series
+	}
 	return s, nil
 }
 

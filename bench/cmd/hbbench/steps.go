@@ -87,7 +87,7 @@ func sampleExtra(s sample) string {
 
 // timed runs p, with the proxy's counters read around it.
 func (b *bench) timed(ctx context.Context, p proc, warm bool) (sample, error) {
-	p.Log, p.RSS = b.log, true
+	p.Log, p.RSS, p.Registry, p.ProcEvery = b.log, true, b.reg.PID(), b.cfg.procEvery
 	p.Timeout = b.cfg.timeout
 	if warm {
 		p.Timeout = b.cfg.warmTimeout
@@ -213,7 +213,7 @@ func (b *bench) modeSteps(ctx context.Context, w *workload, floorDir, koDir stri
 	// Busy rounds skip the warm-up: the idle ones fill the same caches.
 	def := func(name string, run func(warm bool) (sample, error)) *step {
 		return &step{name: named(name), skipWarm: loops > 0, run: func(warm bool) (sample, error) {
-			return beside(loops, func() (sample, error) { return run(warm) })
+			return beside(loops, b.cfg.busySession, func() (sample, error) { return run(warm) })
 		}}
 	}
 
