@@ -199,7 +199,7 @@ linux/s390x coverage: FAIL: missing from the index
 `, b.String())
 
 	b.Reset()
-	require.NoError(t, WriteJSON(&b, "gitlab-runner", r))
+	require.NoError(t, WriteReportJSON(&b, "gitlab-runner", r))
 	doc := decodeDocument(t, b.Bytes())
 	require.Len(t, doc.Images, 1)
 	got := doc.Images[0]
@@ -218,7 +218,7 @@ linux/s390x coverage: FAIL: missing from the index
 	assert.Contains(t, b.String(), `"check": "contract"`)
 
 	b.Reset()
-	require.NoError(t, WriteJSON(&b, "empty", &Report{Digest: "sha256:00"}))
+	require.NoError(t, WriteReportJSON(&b, "empty", &Report{Digest: "sha256:00"}))
 	assert.True(t, decodeDocument(t, b.Bytes()).Images[0].OK)
 	assert.Contains(t, b.String(), `"findings": []`, "empty lists are [], not null")
 	assert.Contains(t, b.String(), `"platforms": []`)

@@ -11,13 +11,13 @@ import (
 	"github.com/helperbuild/helperbuild/internal/progress"
 )
 
-// Write prints r as verify does, in format ("json": WriteJSON, else the
+// Write prints r as verify does, in format ("json": WriteReportJSON, else the
 // table), and returns a *FailedError when r has failures, so a caller's
 // exit code follows the report.
 func Write(w io.Writer, format, name string, r *Report) error {
 	var err error
 	if format == "json" {
-		err = WriteJSON(w, name, r)
+		err = WriteReportJSON(w, name, r)
 	} else {
 		err = WriteTable(w, name, r)
 	}
@@ -283,7 +283,7 @@ func DocumentOf(ref string, r *Report) Document {
 	return Document{SchemaVersion: JSONSchemaVersion, Images: []ImageJSON{{Reference: ref, JSONReport: JSON(r)}}}
 }
 
-// WriteJSON prints the Document of r, the report of ref, indented. Each
+// WriteReportJSON prints the Document of r, the report of ref, indented. Each
 // image carries "reference", "ok", "digest", "findings" (every failure and
 // warning once, as Findings lists them: objects with "platform", "check",
 // "path", "reason", "severity" and, for nodes, "node", for start-up steps
@@ -291,7 +291,7 @@ func DocumentOf(ref string, r *Report) Document {
 // "ok", "platform", "digest" and "checks", passing ones included; each
 // check "check", "ok", "reason" and, when set, "path" and "warning". Lists
 // are never null.
-func WriteJSON(w io.Writer, ref string, r *Report) error {
+func WriteReportJSON(w io.Writer, ref string, r *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(DocumentOf(ref, r))

@@ -202,7 +202,7 @@ func TestStartFindingOutput(t *testing.T) {
 	require.NoError(t, WriteTable(&table, "img", r))
 	assert.Contains(t, table.String(), "PLATFORM     DIGEST        CONTRACT  RUN  START\nlinux/arm64  bbbbbbbbbbbb  ok        ok   FAIL\n")
 	var js strings.Builder
-	require.NoError(t, WriteJSON(&js, "img", r))
+	require.NoError(t, WriteReportJSON(&js, "img", r))
 	assert.Contains(t, js.String(), `"check": "start",
           "path": "",
           "reason": "runner start-up: /configmaps/check-live: pgrep: applet not found (uid 100, exited with status 1)",
