@@ -224,7 +224,7 @@ func upper(s []string) []string {
 	return out
 }
 
-// JSON is r as WriteJSON prints it.
+// JSON is r as WriteReportJSON prints it.
 func JSON(r *Report) JSONReport {
 	jr := JSONReport{OK: r.OK(), Digest: r.Digest, Findings: r.Findings(), Platforms: []JSONPlatformReport{}, Nodes: r.Nodes}
 	if jr.Findings == nil {
@@ -239,7 +239,7 @@ func JSON(r *Report) JSONReport {
 	return jr
 }
 
-// JSONReport is a Report with its verdict and findings, as WriteJSON
+// JSONReport is a Report with its verdict and findings, as WriteReportJSON
 // prints it.
 type JSONReport struct {
 	OK        bool                 `json:"ok"`
