@@ -21,14 +21,14 @@ import (
 // the tags of the image.
 func TestRunGivesOnePushsEntries(t *testing.T) {
 	f := newFanOut(t, fivePlatforms, false, "helper", "runner")
-	m, err := New(reversed(f.parts), f.options())
+	m, err := New(reversed(f.Parts), f.options())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"helper", "runner"}, m.Names())
 	assert.Equal(t, fivePlatforms, platform.FormatList(m.Platforms()))
 	res, err := m.Run(t.Context())
 	require.NoError(t, err)
 	require.Len(t, res.Images, 2)
-	for i, n := range f.names {
+	for i, n := range f.Names {
 		img := res.Images[i]
 		assert.Equal(t, n, img.Name)
 		assert.Equal(t, []string{"v1.2.3", "latest"}, img.Tags)
@@ -36,13 +36,13 @@ func TestRunGivesOnePushsEntries(t *testing.T) {
 		require.Len(t, img.Platforms, 5)
 		require.Len(t, img.Entries, 5)
 		for k, p := range img.Platforms {
-			want, err := f.images[n][k].Digest()
+			want, err := f.Images[n][k].Digest()
 			require.NoError(t, err)
-			assert.Equal(t, platform.Format(f.platforms[k]), platform.Format(p.Platform))
+			assert.Equal(t, platform.Format(f.Platforms[k]), platform.Format(p.Platform))
 			assert.Equal(t, want, p.Descriptor.Digest)
 			assert.Equal(t, want, img.Entries[k].Descriptor.Digest)
-			assert.Equal(t, []string{platform.GitLabArch(f.platforms[k]) + "-v1.2.3"}, p.Tags)
-			mf, err := f.images[n][k].Manifest()
+			assert.Equal(t, []string{platform.GitLabArch(f.Platforms[k]) + "-v1.2.3"}, p.Tags)
+			mf, err := f.Images[n][k].Manifest()
 			require.NoError(t, err)
 			assert.Equal(t, mf, p.Manifest, "the manifest as read")
 			assert.Nil(t, p.Attestation)
@@ -56,14 +56,14 @@ func TestRunGivesOnePushsEntries(t *testing.T) {
 // change.
 func TestRunOrdersOtherEntries(t *testing.T) {
 	f := newFanOut(t, "linux/amd64,linux/arm64,linux/s390x", true, "helper")
-	m, err := New(reversed(f.parts), f.options())
+	m, err := New(reversed(f.Parts), f.options())
 	require.NoError(t, err)
 	res, err := m.Run(t.Context())
 	require.NoError(t, err)
 	entries := res.Images[0].Entries
 	require.Len(t, entries, 6)
 	for k := range 3 {
-		want := f.parts[k].Images[0].Manifests
+		want := f.Parts[k].Images[0].Manifests
 		assert.Equal(t, want[0].Digest, entries[k].Descriptor.Digest, "platform image %d", k)
 		assert.Equal(t, want[1].Digest, entries[3+k].Descriptor.Digest, "its attestation after the platforms, in platform order")
 		require.NotNil(t, res.Images[0].Platforms[k].Attestation, "the result names the platform's attestation manifest")
@@ -78,18 +78,18 @@ func TestRunOrdersOtherEntries(t *testing.T) {
 // comes first; parts that disagree on another annotation are refused.
 func TestMergeAnnotationsOfTheFirstPlatform(t *testing.T) {
 	f := newFanOut(t, "linux/amd64,linux/arm64", false, "helper")
-	for k, pf := range f.parts {
-		pf.Images[0].Annotations[specsv1.AnnotationBaseImageName] = "registry.example.com/base:" + platform.GitLabArch(f.platforms[k])
+	for k, pf := range f.Parts {
+		pf.Images[0].Annotations[specsv1.AnnotationBaseImageName] = "registry.example.com/base:" + platform.GitLabArch(f.Platforms[k])
 	}
-	m, err := New(reversed(f.parts), f.options())
+	m, err := New(reversed(f.Parts), f.options())
 	require.NoError(t, err)
 	res, err := m.Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, "registry.example.com/base:x86_64", res.Images[0].Annotations[specsv1.AnnotationBaseImageName])
 	assert.Equal(t, "registry.example.com/base:x86_64", res.Images[0].BaseName)
 
-	f.parts[1].Images[0].Annotations[specsv1.AnnotationSource] = "https://example.com/fork"
-	_, err = New(f.parts, f.options())
+	f.Parts[1].Images[0].Annotations[specsv1.AnnotationSource] = "https://example.com/fork"
+	_, err = New(f.Parts, f.options())
 	require.Error(t, err)
 	assert.Equal(t, `image helper: parts disagree on the index annotation org.opencontainers.image.source: "https://example.com/r" in parts/x86_64.json (job 1 "build: [linux/amd64]"), "https://example.com/fork" in parts/arm64.json (job 2 "build: [linux/arm64]")`, err.Error())
 }
@@ -99,7 +99,7 @@ func TestMergeAnnotationsOfTheFirstPlatform(t *testing.T) {
 func TestRunReadsNoLayer(t *testing.T) {
 	f := newFanOut(t, fivePlatforms, true, "helper", "runner")
 	layers := map[string]bool{}
-	for _, imgs := range f.images {
+	for _, imgs := range f.Images {
 		for _, img := range imgs {
 			ls, err := img.Layers()
 			require.NoError(t, err)
@@ -111,12 +111,12 @@ func TestRunReadsNoLayer(t *testing.T) {
 		}
 	}
 	opts := f.options()
-	opts.Repo = f.host + "/final"
-	m, err := New(f.parts, opts)
+	opts.Repo = f.Host + "/final"
+	m, err := New(f.Parts, opts)
 	require.NoError(t, err)
 	_, err = m.Run(t.Context())
 	require.NoError(t, err)
-	reqs := f.log.Take()
+	reqs := f.Log.Take()
 	require.NotEmpty(t, reqs)
 	for _, r := range reqs {
 		method, path, _ := strings.Cut(r, " ")
@@ -132,9 +132,9 @@ func TestRunReadsNoLayer(t *testing.T) {
 // check's reason, before anything is written.
 func TestRunRefusesAConfigOfAnotherPlatform(t *testing.T) {
 	f := newFanOut(t, "linux/amd64,linux/arm64", false, "helper")
-	d := push(t, f.repo(t, "jobs/helper"), testkit.Image(t, f.platforms[0], 512, 2), &f.platforms[1])
-	f.parts[1].Images[0].Manifests[0] = d
-	m, err := New(f.parts, f.options())
+	d := testkit.PushByDigest(t, f.Repo(t, "jobs/helper"), testkit.Image(t, f.Platforms[0], 512, 2), &f.Platforms[1])
+	f.Parts[1].Images[0].Manifests[0] = d
+	m, err := New(f.Parts, f.options())
 	require.NoError(t, err)
 	_, err = m.Run(t.Context())
 	require.Error(t, err)
@@ -142,7 +142,7 @@ func TestRunRefusesAConfigOfAnotherPlatform(t *testing.T) {
 
 	opts := f.options()
 	opts.ConfigAgrees = nil
-	_, err = New(f.parts, opts)
+	_, err = New(f.Parts, opts)
 	require.ErrorContains(t, err, "ConfigAgrees is nil")
 }
 
@@ -150,21 +150,21 @@ func TestRunRefusesAConfigOfAnotherPlatform(t *testing.T) {
 // platforms, so merge needs --platforms for the release's order.
 func TestMergeConfigFree(t *testing.T) {
 	f := newFanOut(t, "linux/amd64,linux/arm64,linux/s390x", false, "app")
-	for k, pf := range f.parts {
-		pf.Recipe, pf.Platforms = nil, []string{platform.Format(f.platforms[k])}
+	for k, pf := range f.Parts {
+		pf.Recipe, pf.Platforms = nil, []string{platform.Format(f.Platforms[k])}
 	}
-	_, err := New(f.parts, f.options())
+	_, err := New(f.Parts, f.options())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "(config-free parts list only the platforms their job built): give merge --platforms in the release's order, e.g. --platforms linux/amd64,linux/arm64,linux/s390x")
 
 	opts := f.options()
-	opts.Platforms = f.platforms
-	m, err := New(reversed(f.parts), opts)
+	opts.Platforms = f.Platforms
+	m, err := New(reversed(f.Parts), opts)
 	require.NoError(t, err)
 	assert.Equal(t, "linux/amd64,linux/arm64,linux/s390x", platform.FormatList(m.Platforms()))
 
 	opts.Recipe = &part.Recipe{Path: "helperbuild.yaml"}
-	_, err = New(f.parts, opts)
+	_, err = New(f.Parts, opts)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--config helperbuild.yaml: the parts were built config-free")
 }
@@ -173,16 +173,16 @@ func TestMergeConfigFree(t *testing.T) {
 // repositories are refused, unless --repo says where it goes.
 func TestMergeRepositories(t *testing.T) {
 	f := newFanOut(t, "linux/amd64,linux/arm64", false, "helper")
-	f.parts[1].Images[0].Repository = f.host + "/staging/helper"
-	_, err := New(f.parts, f.options())
+	f.Parts[1].Images[0].Repository = f.Host + "/staging/helper"
+	_, err := New(f.Parts, f.options())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "image helper: parts disagree on its repositories and tags: "+f.host+"/jobs/helper:v1.2.3,latest in parts/x86_64.json")
+	assert.Contains(t, err.Error(), "image helper: parts disagree on its repositories and tags: "+f.Host+"/jobs/helper:v1.2.3,latest in parts/x86_64.json")
 
 	opts := f.options()
-	opts.Repo = f.host + "/final"
-	m, err := New(f.parts, opts)
+	opts.Repo = f.Host + "/final"
+	m, err := New(f.Parts, opts)
 	require.NoError(t, err)
-	assert.Equal(t, f.host+"/final/helper", m.Placements()["helper"][0].Repository.String())
+	assert.Equal(t, f.Host+"/final/helper", m.Placements()["helper"][0].Repository.String())
 }
 
 // TestMergeRefusesStrayAttestations: an attestation manifest must be about
@@ -205,22 +205,22 @@ func TestMergeRefusesStrayAttestations(t *testing.T) {
 			delete(att.Annotations, attestspec.AnnotationReferenceDigest)
 		}, planErr: `image helper: attestation manifest %s from ` + job + ` is about "" (its vnd.docker.reference.digest), none of the image's platform images; merge the part files as their jobs wrote them`},
 		{name: "subject is another image", edit: func(t *testing.T, f *fanOut, att *v1.Descriptor) {
-			att.Annotations[attestspec.AnnotationReferenceDigest] = f.parts[1].Images[0].Manifests[0].Digest.String()
+			att.Annotations[attestspec.AnnotationReferenceDigest] = f.Parts[1].Images[0].Manifests[0].Digest.String()
 		}, runErr: `: its subject is [%[2]s], not %[3]s, which its index entry says it is about (vnd.docker.reference.digest); merge the part files as their jobs wrote them`},
 		{name: "no statement", edit: func(t *testing.T, f *fanOut, att *v1.Descriptor) {
-			d := push(t, f.repo(t, "jobs/helper"), testkit.Image(t, v1.Platform{OS: "unknown", Architecture: "unknown"}, 64, 1), att.Platform)
+			d := testkit.PushByDigest(t, f.Repo(t, "jobs/helper"), testkit.Image(t, v1.Platform{OS: "unknown", Architecture: "unknown"}, 64, 1), att.Platform)
 			d.Annotations = att.Annotations
 			*att = d
 		}, runErr: `image helper: attestation manifest %s from ` + job + `: holds no in-toto statement, its index entry says it is about %[3]s; merge the part files`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFanOut(t, "linux/amd64,linux/arm64", true, "helper")
-			att := &f.parts[0].Images[0].Manifests[1]
+			att := &f.Parts[0].Images[0].Manifests[1]
 			require.True(t, attestspec.IsAttestation(*att))
-			subject := f.parts[0].Images[0].Manifests[0].Digest
+			subject := f.Parts[0].Images[0].Manifests[0].Digest
 			tc.edit(t, f, att)
-			f.log.Take()
-			m, err := New(f.parts, f.options())
+			f.Log.Take()
+			m, err := New(f.Parts, f.options())
 			if tc.planErr != "" {
 				require.Error(t, err)
 				assert.Equal(t, fmt.Sprintf(tc.planErr, att.Digest), err.Error())
@@ -231,7 +231,7 @@ func TestMergeRefusesStrayAttestations(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), fmt.Sprintf(tc.runErr, att.Digest, subject, att.Annotations[attestspec.AnnotationReferenceDigest]))
 			assert.NotContains(t, err.Error(), "\n")
-			for _, r := range f.log.Take() {
+			for _, r := range f.Log.Take() {
 				assert.NotRegexp(t, "^(PUT|POST|PATCH|DELETE) ", r, "merge wrote before refusing")
 			}
 		})
@@ -289,17 +289,17 @@ func TestMergeImagesInReleaseOrder(t *testing.T) {
 // without it latest is written.
 func TestMergeNoLatest(t *testing.T) {
 	f := newFanOut(t, "linux/amd64,linux/arm64", false, "helper")
-	for _, repo := range []string{"", f.host + "/final"} {
+	for _, repo := range []string{"", f.Host + "/final"} {
 		opts := f.options()
 		opts.NoLatest, opts.Repo = true, repo
-		m, err := New(f.parts, opts)
+		m, err := New(f.Parts, opts)
 		require.NoError(t, err)
 		for _, pl := range m.Placements()["helper"] {
 			assert.Equal(t, []string{"v1.2.3"}, pl.Tags, repo)
 		}
 	}
-	m, err := New(f.parts, f.options())
+	m, err := New(f.Parts, f.options())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"v1.2.3", "latest"}, m.Placements()["helper"][0].Tags)
-	assert.Equal(t, []string{"v1.2.3", "latest"}, f.parts[0].Images[0].Tags, "the parts are not changed")
+	assert.Equal(t, []string{"v1.2.3", "latest"}, f.Parts[0].Images[0].Tags, "the parts are not changed")
 }

@@ -24,8 +24,8 @@ func TestMergeWithAWindowsEntry(t *testing.T) {
 	f := newFanOut(t, "linux/amd64", false, "app")
 	win := v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.17763.5830"}
 	img := testkit.WindowsHelper(t, os.Environ(), testkit.WindowsBase(t, win.OSVersion, &reads), "", nil)
-	repo := f.repo(t, "jobs/app")
-	d := push(t, repo, img, &win)
+	repo := f.Repo(t, "jobs/app")
+	d := testkit.PushByDigest(t, repo, img, &win)
 	m, err := img.Manifest()
 	require.NoError(t, err)
 	foreign := m.Layers[0].Digest.Hex
@@ -35,14 +35,14 @@ func TestMergeWithAWindowsEntry(t *testing.T) {
 		Version: f.meta.Version, Revision: f.meta.Revision, Created: f.meta.Created, Platforms: []string{"windows/amd64:10.0.17763"},
 		Images: []part.Image{{Name: "app", Repository: repo.String(), Annotations: f.meta.Annotations("", v1.Hash{}),
 			Tags: []string{"v1.2.3", "latest"}, Manifests: []v1.Descriptor{d}}}}
-	f.parts[0].Recipe, f.parts[0].Platforms = nil, []string{"linux/amd64"}
-	f.log.Take()
+	f.Parts[0].Recipe, f.Parts[0].Platforms = nil, []string{"linux/amd64"}
+	f.Log.Take()
 
 	opts := f.options()
 	opts.Platforms = platforms(t, "windows/amd64:10.0.17763,linux/amd64")
-	_, res := runMerge(t, []*part.File{pf, f.parts[0]}, opts)
+	_, res := runMerge(t, []*part.File{pf, f.Parts[0]}, opts)
 
-	want, err := manifest.Index([]manifest.Entry{{Platform: f.platforms[0], Image: f.images["app"][0]}, {Platform: win, Image: img}}, f.meta.Annotations("", v1.Hash{}))
+	want, err := manifest.Index([]manifest.Entry{{Platform: f.Platforms[0], Image: f.Images["app"][0]}, {Platform: win, Image: img}}, f.meta.Annotations("", v1.Hash{}))
 	require.NoError(t, err)
 	wd, err := want.Digest()
 	require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestMergeWithAWindowsEntry(t *testing.T) {
 	}
 	assert.Equal(t, "linux/amd64,windows/amd64:10.0.17763.5830", platform.FormatList(listed))
 	assert.Zero(t, reads.Load())
-	for _, r := range f.log.Take() {
+	for _, r := range f.Log.Take() {
 		assert.False(t, strings.Contains(r, foreign), "the foreign blob was asked for: %s", r)
 	}
 }
