@@ -18,7 +18,7 @@
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-packages="./cmd/helperbuild ./internal/progress ./internal/retry ./internal/imageref ./internal/registry ./internal/release ./internal/build ./internal/publish ./internal/sign ./internal/join ./internal/sandbox ./internal/verify ./internal/layer ./internal/crossbuild"
+packages="./cmd/helperbuild ./internal/progress ./internal/retry ./internal/imageref ./internal/registry ./internal/release ./internal/build ./internal/merge ./internal/publish ./internal/sign ./internal/join ./internal/sandbox ./internal/verify ./internal/layer ./internal/crossbuild"
 cores=$(getconf _NPROCESSORS_ONLN)
 
 loops=""
