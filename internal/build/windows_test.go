@@ -38,18 +38,8 @@ func mixedBase(t *testing.T, reads *testkit.ForeignReads) (ref string, log *test
 	r, err := name.ParseReference(ref)
 	require.NoError(t, err)
 	require.NoError(t, remote.WriteIndex(r, idx)) // leaves the foreign blobs out, as a registry mirror of Microsoft's images does
-	im, err := idx.IndexManifest()
-	require.NoError(t, err)
-	for _, d := range im.Manifests {
-		img, err := idx.Image(d.Digest)
-		require.NoError(t, err)
-		m, err := img.Manifest()
-		require.NoError(t, err)
-		for _, l := range m.Layers {
-			if !l.MediaType.IsDistributable() {
-				foreign = append(foreign, l.Digest.Hex)
-			}
-		}
+	for _, d := range testkit.ForeignLayers(t, idx) {
+		foreign = append(foreign, d.Hex)
 	}
 	log.Take()
 	return ref, log, foreign

@@ -17,26 +17,6 @@ import (
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 )
 
-// foreignDigests is every foreign layer digest the images of idx list.
-func foreignDigests(t *testing.T, idx v1.ImageIndex) []v1.Hash {
-	t.Helper()
-	im, err := idx.IndexManifest()
-	require.NoError(t, err)
-	var out []v1.Hash
-	for _, d := range im.Manifests {
-		img, err := idx.Image(d.Digest)
-		require.NoError(t, err)
-		m, err := img.Manifest()
-		require.NoError(t, err)
-		for _, l := range m.Layers {
-			if !l.MediaType.IsDistributable() {
-				out = append(out, l.Digest)
-			}
-		}
-	}
-	return out
-}
-
 // A push of an index with Windows entries on foreign base layers neither
 // reads those layers nor asks the registry for them; the pushed index
 // serves each Windows build its own entry (go-containerregistry's
@@ -47,7 +27,7 @@ func TestPushLeavesForeignLayers(t *testing.T) {
 	host := testkit.Registry(t, reqs.Wrap)
 	idx := testkit.WindowsIndex(t, &reads, []string{"10.0.17763.5830", "10.0.20348.2340"},
 		v1.Platform{OS: "linux", Architecture: "amd64"}, v1.Platform{OS: "linux", Architecture: "arm64"})
-	foreign := foreignDigests(t, idx)
+	foreign := testkit.ForeignLayers(t, idx)
 	require.Len(t, foreign, 2)
 
 	releaseOnce(t, host, Image{Name: "helper", Index: idx, Tags: []string{"v1"}})
@@ -77,7 +57,7 @@ func TestLayoutLeavesForeignLayers(t *testing.T) {
 	idx := testkit.WindowsIndex(t, &reads, []string{"10.0.20348.2340"}, v1.Platform{OS: "linux", Architecture: "amd64"})
 	dir := filepath.Join(t.TempDir(), "oci")
 	require.NoError(t, ToLayout(context.Background(), dir, []Image{{Name: "helper", Index: idx, Tags: []string{"v1"}}}))
-	for _, d := range foreignDigests(t, idx) {
+	for _, d := range testkit.ForeignLayers(t, idx) {
 		_, err := os.Stat(filepath.Join(dir, "blobs", d.Algorithm, d.Hex))
 		assert.True(t, os.IsNotExist(err), "foreign blob %s in the layout", d)
 	}

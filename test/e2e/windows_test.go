@@ -41,18 +41,8 @@ func TestMixedLinuxWindowsPush(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, remote.WriteIndex(baseRef, base)) // leaves the foreign blobs out
 	var foreign []string
-	im, err := base.IndexManifest()
-	require.NoError(t, err)
-	for _, d := range im.Manifests {
-		img, err := base.Image(d.Digest)
-		require.NoError(t, err)
-		m, err := img.Manifest()
-		require.NoError(t, err)
-		for _, l := range m.Layers {
-			if !l.MediaType.IsDistributable() {
-				foreign = append(foreign, l.Digest.Hex)
-			}
-		}
+	for _, d := range testkit.ForeignLayers(t, base) {
+		foreign = append(foreign, d.Hex)
 	}
 	require.Len(t, foreign, 2)
 
