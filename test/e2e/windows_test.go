@@ -3,12 +3,8 @@
 package e2e
 
 import (
-	"archive/tar"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/containerd/platforms"
@@ -112,9 +108,9 @@ func TestMixedLinuxWindowsPush(t *testing.T) {
 		own := layers[len(layers)-1]
 		p := *picked[0].Platform
 		if p.OS == "windows" {
-			require.NoError(t, pecheck.CheckFile(extractFile(t, own, "Files/hello/hello.exe"), p))
+			require.NoError(t, pecheck.CheckFile(extractPath(t, own, "Files/hello/hello.exe"), p))
 		} else {
-			require.NoError(t, elfcheck.CheckFile(extractFile(t, own, "usr/bin/hello"), p))
+			require.NoError(t, elfcheck.CheckFile(extractPath(t, own, "usr/bin/hello"), p))
 		}
 	}
 
@@ -181,28 +177,9 @@ images:
 	assert.Zero(t, reads.Load())
 }
 
-// extractFile writes the file called name in l to a temporary file.
-func extractFile(t *testing.T, l v1.Layer, name string) string {
+// extractPath is the path of a copy of the file called name in l.
+func extractPath(t *testing.T, l v1.Layer, name string) string {
 	t.Helper()
-	rc, err := l.Uncompressed()
-	require.NoError(t, err)
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			t.Fatalf("%s not in the layer", name)
-		}
-		require.NoError(t, err)
-		if strings.TrimPrefix(h.Name, "./") != name {
-			continue
-		}
-		out := filepath.Join(t.TempDir(), filepath.Base(name))
-		f, err := os.Create(out)
-		require.NoError(t, err)
-		_, err = io.Copy(f, tr)
-		require.NoError(t, err)
-		require.NoError(t, f.Close())
-		return out
-	}
+	_, out := testkit.ExtractFile(t, l, name)
+	return out
 }
