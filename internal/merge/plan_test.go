@@ -98,18 +98,7 @@ func TestMergeAnnotationsOfTheFirstPlatform(t *testing.T) {
 // never a layer, and writes nothing.
 func TestRunReadsNoLayer(t *testing.T) {
 	f := newFanOut(t, fivePlatforms, true, "helper", "runner")
-	layers := map[string]bool{}
-	for _, imgs := range f.Images {
-		for _, img := range imgs {
-			ls, err := img.Layers()
-			require.NoError(t, err)
-			for _, l := range ls {
-				d, err := l.Digest()
-				require.NoError(t, err)
-				layers[d.String()] = true
-			}
-		}
-	}
+	layers := f.LayerDigests(t)
 	opts := f.options()
 	opts.Repo = f.Host + "/final"
 	m, err := New(f.Parts, opts)

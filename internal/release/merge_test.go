@@ -143,18 +143,7 @@ func TestMergeOrdersOtherEntries(t *testing.T) {
 // jobs pushed to.
 func TestMergeReadsNoLayer(t *testing.T) {
 	f := newFanOut(t, fivePlatforms, true, "helper", "runner")
-	layers := map[string]bool{}
-	for _, imgs := range f.Images {
-		for _, img := range imgs {
-			ls, err := img.Layers()
-			require.NoError(t, err)
-			for _, l := range ls {
-				d, err := l.Digest()
-				require.NoError(t, err)
-				layers[d.String()] = true
-			}
-		}
-	}
+	layers := f.LayerDigests(t)
 	opts := f.options()
 	opts.Repo = f.Host + "/final"
 	m, res := runMerge(t, f.Parts, opts)
