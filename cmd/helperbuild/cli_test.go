@@ -102,10 +102,13 @@ func TestPushConfigFree(t *testing.T) {
 	host, uploads := startRegistry(t)
 	helloModule(t)
 	meta := filepath.Join(t.TempDir(), "meta.json")
+	// A cache of its own: the first push must write (and upload while
+	// writing) its layers even when -count runs this test again.
+	env := baseEnv("XDG_CACHE_HOME=" + t.TempDir())
 	args := []string{"push", "--platforms", "linux/amd64,linux/arm64,linux/arm", "--base", "scratch",
 		"--tag", host + "/group/hello:v1.2.3", "--tag", host + "/group/hello:latest",
 		"--ldflags", "-X main.version={{.Version}}", "--version", "v1.2.3", "--metadata-file", meta, "-v", "./cmd/hello"}
-	code, stdout, stderr := run(t, baseEnv(), args...)
+	code, stdout, stderr := run(t, env, args...)
 	require.Equal(t, 0, code, stderr)
 	// The platform linked last went up while its layer was written (-v shows it).
 	assert.Contains(t, stderr, "layer uploaded while written")
@@ -135,7 +138,7 @@ func TestPushConfigFree(t *testing.T) {
 	// Same commit again: same digest, and no blob is uploaded.
 	before := uploads.Load()
 	require.Positive(t, before)
-	code, stdout2, stderr := run(t, baseEnv(), args...)
+	code, stdout2, stderr := run(t, env, args...)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, stdout, stdout2)
 	assert.Equal(t, before, uploads.Load(), "a re-push uploads nothing")
