@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -33,8 +32,24 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*product.Resul
 		defer stop()
 	}
 	opts.phase(progress.KindPhaseStart, "resolve", "resolve: base images and registry access")
+	binDir, cache, err := workDirs(plan, opts)
+	if err != nil {
+		return nil, err
+	}
+	// With its platforms named, the compiles need nothing the resolve finds:
+	// they start beside it, unseen until it has passed.
+	var early *compiles
+	if platformsNamed(plan) {
+		targets, of := compileTargets(plan, binDir)
+		if early, err = startCompiles(ctx, plan, targets, of, opts); err != nil {
+			return nil, err
+		}
+	}
 	plan, units, err := preflightAndPlan(ctx, plan, b, opts)
 	if err != nil {
+		if early != nil {
+			early.stop()
+		}
 		return nil, err
 	}
 	bases := "no base image (scratch)"
@@ -53,21 +68,24 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*product.Resul
 		}
 	}
 	opts.phase(progress.KindPhaseStart, "build", "build: compile, write layers, check")
-	binDir, cache, err := workDirs(plan, opts)
-	if err != nil {
-		return nil, err
+	c := early
+	if c == nil {
+		targets, of := compileTargets(plan, binDir)
+		if c, err = startCompiles(ctx, plan, targets, of, opts); err != nil {
+			return nil, err
+		}
 	}
-	targets, of := compileTargets(plan, binDir)
+	defer c.cancel(nil)
 	at := newAttestor(opts, plan, goEnv(plan, opts), goVer)
-	a := newAssembler(plan, units, b, binDir, cache, opts, of, at)
-	if err := compileAndAssemble(ctx, plan, targets, of, a, opts); err != nil {
+	a := newAssembler(plan, units, b, binDir, cache, opts, c.of, at)
+	if err := compileAndAssemble(ctx, plan, c, a, opts); err != nil {
 		return nil, err
 	}
 	res, err := indexAndVerify(ctx, plan, units, a, b, opts)
 	if err != nil {
 		return nil, err
 	}
-	opts.phase(progress.KindPhaseEnd, "build", a.outcome(len(targets), len(res.Images)))
+	opts.phase(progress.KindPhaseEnd, "build", a.outcome(len(c.targets), len(res.Images)))
 	if opts.CacheDir != "" {
 		// Layers no run used for a week go, so a CI cache stays bounded.
 		if freed, err := cache.Prune(cacheMaxAge); err != nil {
@@ -105,28 +123,21 @@ func compileTargets(plan *recipe.Plan, binDir string) ([]crossbuild.Target, []in
 	return targets, of
 }
 
-// compileAndAssemble compiles targets and assembles every unit: a
-// platform's images are assembled (layers compressed) as soon as its last
-// binary is compiled, while other platforms still compile; of gives each
-// target's platform (see compileTargets).
-func compileAndAssemble(ctx context.Context, plan *recipe.Plan, targets []crossbuild.Target, of []int, a *assembler, opts Options) error {
-	goTmp := filepath.Join(opts.TempDir, "go-tmp")
-	if err := os.MkdirAll(goTmp, 0o755); err != nil {
-		return err
-	}
+// compileAndAssemble assembles every unit while c compiles: a platform's
+// images are assembled (layers compressed) as soon as its last binary is
+// compiled, while other platforms still compile.
+func compileAndAssemble(ctx context.Context, plan *recipe.Plan, c *compiles, a *assembler, opts Options) error {
 	// Assembly runs beside the compiles, not in their job slots, so a link
 	// never waits for another platform's gzip; but only in slots no compile
 	// needs and on one goroutine, so it takes the time the links leave (five
 	// platforms in two slots: the first four are compressed while the fifth
 	// links alone). A failed assembly cancels the compiles, unless it failed
 	// its checks: those are gathered (see checkFindings).
-	bctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	var asm errgroup.Group
 	a.schedule = func(i, j int) {
 		asm.Go(func() error {
-			if err := a.assemble(bctx, i, j, true); err != nil && !a.found.gather(bctx, i, j, err) {
-				cancel(err)
+			if err := a.assemble(c.ctx, i, j, true); err != nil && !a.found.gather(c.ctx, i, j, err) {
+				c.cancel(err)
 				return err
 			}
 			return nil
@@ -137,30 +148,12 @@ func compileAndAssemble(ctx context.Context, plan *recipe.Plan, targets []crossb
 	// between bases rather than waiting for them all.
 	stopPrefetch := make(chan struct{})
 	asm.Go(func() error {
-		a.flat.prefetch(bctx, a.units, stopPrefetch)
+		a.flat.prefetch(c.ctx, a.units, stopPrefetch)
 		return nil
 	})
 	start := time.Now()
-	err := crossbuild.Build(bctx, targets, crossbuild.Options{
-		Dir: plan.Dir,
-		Go:  opts.Go,
-		// go build's own temporary files go under the run's directory, which
-		// is removed on every exit path, even when go is killed mid-build.
-		Env:     append(goEnv(plan, opts), "GOTMPDIR="+goTmp),
-		Flags:   plan.Flags,
-		Ldflags: plan.Ldflags,
-		Jobs:    opts.Jobs,
-		Logger:  opts.Logger,
-		Before:  func(_ context.Context, i int) { a.compiling(of[i]) },
-		After: func(ctx context.Context, i int, r crossbuild.Result) error {
-			if err := checkBinary(targets[i]); err != nil {
-				return err
-			}
-			opts.hooks.onCompiled(ctx, targets[i].Platform)
-			a.compiled(of[i], r.UpToDate)
-			return nil
-		},
-	})
+	c.attach(a)
+	err := c.wait()
 	if err != nil {
 		close(stopPrefetch)
 	}
@@ -178,7 +171,7 @@ func compileAndAssemble(ctx context.Context, plan *recipe.Plan, targets []crossb
 	if err := a.found.err(plan); err != nil {
 		return err
 	}
-	opts.Logger.Info("built", "binaries", len(targets), "duration", time.Since(start).Round(time.Millisecond))
+	opts.Logger.Info("built", "binaries", len(c.targets), "duration", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -222,9 +215,10 @@ func indexAndVerify(ctx context.Context, plan *recipe.Plan, units [][]unit, a *a
 }
 
 // preflightAndPlan runs opts.Preflight (push's permission check) beside
-// planUnits: both are round trips to registries before the first compile.
-// Nothing compiles unless both pass; the preflight's failure is reported
-// first, and stops the planning at once.
+// planUnits: both are round trips to registries, beside which the compiles
+// may run already (see compiles), unseen. Nothing compiled shows and
+// nothing is assembled unless both pass; the preflight's failure is
+// reported first, and stops the planning at once.
 func preflightAndPlan(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) (*recipe.Plan, [][]unit, error) {
 	var preflightErr error
 	var pre sync.WaitGroup

@@ -36,9 +36,11 @@ type Options struct {
 	CacheDir string
 	// BuildPlatform is the host, for BUILDPLATFORM and friends.
 	BuildPlatform v1.Platform
-	// Preflight, if set, runs beside the reading of the base images, before
-	// anything compiles (push checks its permission there); its error ends
-	// the build.
+	// Preflight, if set, runs beside the reading of the base images (push
+	// checks its permission there) and, when the plan names its platforms,
+	// beside the compiles, which show nothing (no line, no stage, no
+	// layer) until it and the reading have passed; its error ends the
+	// build, stopping them.
 	Preflight func(ctx context.Context) error
 	// OnImage, if set, runs right after each platform's image is assembled
 	// and has passed its checks, while other platforms may still compile (push uses it to send blobs

@@ -92,6 +92,17 @@ func parseDockerfiles(plan *recipe.Plan) ([]*dockerfile.File, error) {
 	return files, nil
 }
 
+// platformsNamed reports whether plan names the platforms of every image,
+// so withBasePlatforms returns it unchanged.
+func platformsNamed(plan *recipe.Plan) bool {
+	for _, im := range plan.Images {
+		if len(im.Platforms) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // withBasePlatforms returns plan, or, when its image has no platforms (a
 // config-free package without --platforms), the plan for every platform
 // the image's base offers that Go can build.

@@ -3,8 +3,11 @@ package build
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +26,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/imageref"
 	"github.com/helperbuild/helperbuild/internal/manifest"
 	"github.com/helperbuild/helperbuild/internal/platform"
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
@@ -142,49 +146,143 @@ func TestBuildOnRegistryBase(t *testing.T) {
 	}
 }
 
+// fakeGo is a go command that says on the returned channel that it
+// started (through a FIFO, so the test waits on the event, not on time),
+// then runs rest: "exit 1" fails at once, "exec sleep 600" runs until
+// killed.
+func fakeGo(t *testing.T, rest string) (string, <-chan struct{}) {
+	t.Helper()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "started")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	script := filepath.Join(dir, "go")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho started > "+fifo+"\n"+rest+"\n"), 0o755))
+	// Opened read-write, so the open does not wait for a writer; held open
+	// (and read) until the test ends, so every go build's echo goes through.
+	f, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	started := make(chan struct{})
+	go func() {
+		buf := make([]byte, 64)
+		if _, err := f.Read(buf); err != nil {
+			return
+		}
+		close(started)
+		for {
+			if _, err := f.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	return script, started
+}
+
+// quietUntilResolved checks that nothing of a compile showed: no
+// "compiled" line, no platform in the compiling stage.
+func quietUntilResolved(t *testing.T, logs string, events []progress.Event) {
+	t.Helper()
+	assert.NotContains(t, logs, "compiled", "no compile shows before the resolve has passed")
+	for _, e := range events {
+		assert.NotEqual(t, progress.Compiling, e.Stage, "no platform shows as compiling: %+v", e)
+	}
+}
+
+// A base that lacks a platform is the error reported, whether or not a
+// compile started beside the resolve, and nothing of that compile shows.
 func TestBaseMissingPlatformFailsBeforeCompiling(t *testing.T) {
 	_, base := busyboxLike(t, "linux/amd64", "linux/arm64")
 	dir := module(t)
-	marker := filepath.Join(t.TempDir(), "go-was-run")
-	fakeGo := filepath.Join(t.TempDir(), "go")
-	require.NoError(t, os.WriteFile(fakeGo, []byte("#!/bin/sh\ntouch "+marker+"\nexit 1\n"), 0o755))
+	goCmd, _ := fakeGo(t, "exit 1")
 	plan, err := recipe.PackagePlan(recipe.Package{Dir: dir, Main: "./cmd/hello", Base: base, Platforms: platforms(t, "linux/amd64,linux/s390x")})
 	require.NoError(t, err)
 	opts := options(t)
-	opts.Go = fakeGo
+	opts.Go = goCmd
+	var logs testkit.Buffer
+	var events recorded
+	opts.Logger, opts.Progress = slog.New(slog.NewTextHandler(&logs, nil)), &events
 	_, err = Build(context.Background(), plan, opts)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "has no linux/s390x (it offers: linux/amd64,linux/arm64)")
-	assert.NoFileExists(t, marker, "nothing may be compiled when a base lacks a platform")
+	quietUntilResolved(t, logs.String(), events.all())
 }
 
-// The preflight (push's permission check) runs before anything compiles,
-// beside the base lookups, and its failure is the one reported even when a
-// base fails too.
+// The preflight (push's permission check) runs beside the base lookups and
+// beside the compiles, which start with it; its failure is the one
+// reported, even when a base fails too or a compile failed first, and it
+// stops the compiles: Build returns once they have ended, and nothing of
+// them shows.
 func TestPreflightFailsBeforeCompiling(t *testing.T) {
 	_, base := busyboxLike(t, "linux/amd64", "linux/arm64")
-	marker := filepath.Join(t.TempDir(), "go-was-run")
-	fakeGo := filepath.Join(t.TempDir(), "go")
-	require.NoError(t, os.WriteFile(fakeGo, []byte("#!/bin/sh\ntouch "+marker+"\nexit 1\n"), 0o755))
 	tests := []struct {
 		name      string
 		platforms string
+		goRest    string
 	}{
-		{name: "bases fine", platforms: "linux/amd64,linux/arm64"},
-		{name: "a base lacks a platform too", platforms: "linux/amd64,linux/s390x"},
+		{name: "bases fine, go runs on", platforms: "linux/amd64,linux/arm64", goRest: "exec sleep 600"},
+		{name: "bases fine, go failed", platforms: "linux/amd64,linux/arm64", goRest: "exit 1"},
+		{name: "a base lacks a platform too", platforms: "linux/amd64,linux/s390x", goRest: "exec sleep 600"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: base, Platforms: platforms(t, tt.platforms)})
 			require.NoError(t, err)
 			opts := options(t)
-			opts.Go = fakeGo
-			opts.Preflight = func(context.Context) error { return errors.New("registry.example: cannot push") }
+			goCmd, started := fakeGo(t, tt.goRest)
+			opts.Go = goCmd
+			var logs testkit.Buffer
+			var events recorded
+			opts.Logger, opts.Progress = slog.New(slog.NewTextHandler(&logs, nil)), &events
+			opts.Preflight = func(ctx context.Context) error {
+				select { // the compiles started beside the preflight
+				case <-started:
+				case <-time.After(2 * time.Minute): // a bound (TestCompilesStartBesideTheResolve asserts the start)
+				}
+				return errors.New("registry.example: cannot push")
+			}
 			_, err = Build(context.Background(), plan, opts)
 			assert.EqualError(t, err, "registry.example: cannot push")
-			assert.NoFileExists(t, marker, "nothing may be compiled when the preflight fails")
+			quietUntilResolved(t, logs.String(), events.all())
 		})
 	}
+}
+
+// With its platforms named, a build starts compiling while the resolve
+// still waits on the registry: the preflight here returns only once a go
+// build has started. What was compiled shows after the resolve's end.
+func TestCompilesStartBesideTheResolve(t *testing.T) {
+	_, base := busyboxLike(t, "linux/amd64", "linux/arm64")
+	realGo, err := exec.LookPath("go")
+	require.NoError(t, err)
+	goCmd, started := fakeGo(t, `exec "`+realGo+`" "$@"`)
+	plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: base, Platforms: platforms(t, "linux/amd64,linux/arm64")})
+	require.NoError(t, err)
+	opts := options(t)
+	opts.Go = goCmd
+	var events recorded
+	opts.Progress = &events
+	opts.Preflight = func(ctx context.Context) error {
+		select {
+		case <-started:
+			return nil
+		case <-time.After(2 * time.Minute): // a bound, not a measurement
+			return errors.New("no go build started beside the preflight")
+		}
+	}
+	res, err := Build(context.Background(), plan, opts)
+	require.NoError(t, err)
+	require.Len(t, res.Images[0].Platforms, 2)
+	resolved, compiling := -1, -1
+	for i, e := range events.all() {
+		if e.Kind == progress.KindPhaseEnd && e.Phase == "resolve" && resolved < 0 {
+			resolved = i
+		}
+		if e.Stage == progress.Compiling && compiling < 0 {
+			compiling = i
+		}
+	}
+	require.GreaterOrEqual(t, compiling, 0, "the platforms showed as compiling")
+	assert.Less(t, resolved, compiling, "a compile shows only after the resolve's end")
 }
 
 func TestAllPlatformsOfTheBase(t *testing.T) {

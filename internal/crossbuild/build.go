@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +32,6 @@ type Options struct {
 	Flags   []string     // extra build flags, e.g. ["-tags", "netgo"]; -trimpath is always added once
 	Ldflags string       // already-rendered -ldflags value; "" passes no -ldflags
 	Jobs    int          // builds at a time; must be at least 1
-	Logger  *slog.Logger // one Info "compiled" per target; nil logs nothing
 
 	// Before, if set, runs in the worker that compiles target i, just
 	// before it starts (the release shows the platform as compiling).
@@ -51,6 +49,8 @@ type Result struct {
 	// build ID matched: everything came from go's build cache), so go
 	// compiled nothing and linked nothing (it only touched the file).
 	UpToDate bool
+	// Duration is how long go build ran.
+	Duration time.Duration
 }
 
 // job is one target, ready to run.
@@ -74,10 +74,6 @@ func Build(ctx context.Context, targets []Target, opts Options) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("cross-build: %w", err)
 	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
 	goCmd := opts.Go
 	if goCmd == "" {
 		goCmd = "go"
@@ -95,13 +91,10 @@ func Build(ctx context.Context, targets []Target, opts Options) error {
 			if opts.Before != nil {
 				opts.Before(gctx, i)
 			}
-			start := time.Now()
 			r, err := compile(gctx, goCmd, opts.Dir, j)
 			if err != nil {
 				return err
 			}
-			logger.Info("compiled", "platform", platform.Format(j.target.Platform), "main", j.target.Main,
-				"output", j.target.Output, "up_to_date", r.UpToDate, "duration", time.Since(start).Round(time.Millisecond))
 			if opts.After != nil {
 				if err := opts.After(gctx, i, r); err != nil {
 					return err // the callback names what it was doing
@@ -173,13 +166,14 @@ func compile(ctx context.Context, goCmd, dir string, j job) (Result, error) {
 		return Result{}, fmt.Errorf("build %s: %w", j.name, err)
 	}
 	before := goBuildID(j.target.Output)
+	start := time.Now()
 	cmd := exec.CommandContext(ctx, goCmd, j.args...)
 	cmd.Dir = dir
 	cmd.Env = j.env
 	killGroupOnCancel(cmd)
 	out, err := cmd.CombinedOutput()
 	if err == nil {
-		return Result{UpToDate: before != "" && goBuildID(j.target.Output) == before}, nil
+		return Result{UpToDate: before != "" && goBuildID(j.target.Output) == before, Duration: time.Since(start)}, nil
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return Result{}, fmt.Errorf("build %s: %w", j.name, ctxErr)

@@ -2,9 +2,9 @@ package crossbuild_test
 
 import (
 	"context"
+	"fmt"
 	"debug/buildinfo"
 	"errors"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +19,6 @@ import (
 
 	"github.com/helperbuild/helperbuild/internal/crossbuild"
 	"github.com/helperbuild/helperbuild/internal/elfcheck"
-	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/platform"
 )
 
@@ -66,7 +65,6 @@ func TestBuildPlatforms(t *testing.T) {
 			Output:   filepath.Join(out, "not", "yet", "hello-"+strings.ReplaceAll(s, "/", "-")),
 		}
 	}
-	var logs testkit.Buffer
 	calls := make([]atomic.Int32, len(targets))
 	opts := crossbuild.Options{
 		Dir: dir,
@@ -75,9 +73,11 @@ func TestBuildPlatforms(t *testing.T) {
 		Flags:   []string{"-trimpath", "-tags", "netgo"},
 		Ldflags: "-s -w -X main.version=1.2.3",
 		Jobs:    2,
-		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
-		After: func(ctx context.Context, i int, _ crossbuild.Result) error {
+		After: func(ctx context.Context, i int, r crossbuild.Result) error {
 			calls[i].Add(1)
+			if r.Duration <= 0 {
+				return fmt.Errorf("target %d: go build ran for %v", i, r.Duration)
+			}
 			// The binary of target i is complete when After runs.
 			return elfcheck.CheckFile(targets[i].Output, targets[i].Platform)
 		},
@@ -97,9 +97,7 @@ func TestBuildPlatforms(t *testing.T) {
 		assert.Equal(t, "netgo", settings["-tags"])
 		assert.NotContains(t, settings, "-ldflags", "with -trimpath go does not record -ldflags")
 		assert.Equal(t, "0", settings["CGO_ENABLED"])
-		assert.Contains(t, logs.String(), "msg=compiled platform="+specs[i]+" main=./cmd/hello output="+target.Output)
 	}
-	assert.Equal(t, len(targets), strings.Count(logs.String(), "msg=compiled"))
 
 	// The arm target got GOARM=7 from its platform, not the stray GOARM=5.
 	info, ok, err := elfcheck.GoInfo(openFile(t, targets[2].Output))

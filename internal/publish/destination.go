@@ -33,7 +33,8 @@ type Destination interface {
 // work that feeds it, such as streaming layers). The signatures are those
 // of build.Options' fields of the same names.
 type Hooks struct {
-	// Preflight runs before anything compiles.
+	// Preflight runs before any compile shows or any layer is written
+	// (compiles may have started beside it; its error stops them).
 	Preflight func(ctx context.Context) error
 	// OnImage takes each platform's image (of the release image named
 	// image) once it is assembled and checked.

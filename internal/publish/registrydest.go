@@ -90,7 +90,8 @@ func (r *Registry) Repositories() []name.Repository {
 	return out
 }
 
-// Hooks: Preflight checks, before anything compiles, that the credentials
+// Hooks: Preflight checks, before any compile shows or any layer is
+// written, that the credentials
 // may push to every repository (one line naming the registry when not; the
 // repositories are checked at once, the first failure in order is
 // reported); OnImage sends each platform's blobs and its manifest by
