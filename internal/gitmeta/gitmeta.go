@@ -46,22 +46,28 @@ const (
 	All = Version | Revision | Branch | CommitTime | Remote | Toplevel | Tags
 )
 
-// Read asks git about dir for the fields in want, each with its own git
-// command, all at once (a release job gets most of them from CI variables
-// or flags, and every git start costs milliseconds before the first
-// compile). A missing git or a directory that is not a repository gives
-// empty fields, not an error: every field has a fallback.
+// Read asks git about dir for the fields in want, all at once, with as
+// few git commands as give them (a release job gets most of them from CI
+// variables or flags, and every git start costs milliseconds of the two
+// CPUs before the first compile): the root and the revision from one
+// rev-parse, the branch and the tags from one for-each-ref. A missing git
+// or a directory that is not a repository gives empty fields, not an
+// error: every field has a fallback.
 func Read(ctx context.Context, dir string, want Field) Info {
 	var info Info
-	run := func(args ...string) string {
+	try := func(args ...string) (string, bool) {
 		cmd := exec.CommandContext(ctx, "git", args...)
 		cmd.Dir = dir
 		var out bytes.Buffer
 		cmd.Stdout = &out
 		if err := cmd.Run(); err != nil {
-			return ""
+			return "", false
 		}
-		return strings.TrimSpace(out.String())
+		return strings.TrimSpace(out.String()), true
+	}
+	run := func(args ...string) string {
+		out, _ := try(args...)
+		return out
 	}
 	var wg sync.WaitGroup
 	ask := func(f Field, fn func()) {
@@ -69,9 +75,25 @@ func Read(ctx context.Context, dir string, want Field) Info {
 			wg.Go(fn)
 		}
 	}
-	ask(Revision, func() { info.Revision = run("rev-parse", "HEAD") })
+	ask(Revision|Toplevel, func() {
+		top, rev := rootAndRevision(try)
+		if want&Toplevel != 0 {
+			info.Toplevel = top
+		}
+		if want&Revision != 0 {
+			info.Revision = rev
+		}
+	})
+	ask(Branch|Tags, func() {
+		branch, tags := branchAndTags(try)
+		if want&Branch != 0 {
+			info.Branch = branch
+		}
+		if want&Tags != 0 {
+			info.Tags = tags
+		}
+	})
 	ask(Version, func() { info.Version = run("describe", "--tags", "--always") })
-	ask(Branch, func() { info.Branch = run("symbolic-ref", "--short", "-q", "HEAD") })
 	ask(CommitTime, func() {
 		if sec, err := strconv.ParseInt(run("log", "-1", "--format=%ct", "HEAD"), 10, 64); err == nil {
 			info.CommitTime = time.Unix(sec, 0).UTC()
@@ -82,15 +104,48 @@ func Read(ctx context.Context, dir string, want Field) Info {
 		info.Remote = CleanRemote(raw)
 		info.RemoteURI = remoteURI(raw, info.Remote, func() string { return run("rev-parse", "--show-toplevel") })
 	})
-	ask(Toplevel, func() { info.Toplevel = run("rev-parse", "--show-toplevel") })
-	ask(Tags, func() {
-		if out := run("tag", "--points-at", "HEAD"); out != "" {
-			info.Tags = strings.Fields(out)
-			slices.Sort(info.Tags)
-		}
-	})
 	wg.Wait()
 	return info
+}
+
+// rootAndRevision is the work tree's root and HEAD's commit, from one
+// `git rev-parse --show-toplevel HEAD`; where that fails (no commit yet,
+// not a repository) the root alone, asked again.
+func rootAndRevision(try func(args ...string) (string, bool)) (top, rev string) {
+	if out, ok := try("rev-parse", "--show-toplevel", "HEAD"); ok {
+		if top, rev, ok = strings.Cut(out, "\n"); ok {
+			return top, strings.TrimSpace(rev)
+		}
+	}
+	top, _ = try("rev-parse", "--show-toplevel")
+	return top, ""
+}
+
+// branchAndTags is the branch checked out ("" when detached) and the tags
+// pointing at HEAD, sorted, from one `git for-each-ref --points-at HEAD`
+// over branches and tags (%(HEAD) marks the one checked out; annotated
+// tags count by the commit they point at, as for `git tag --points-at`);
+// where that fails (no commit yet) the branch alone, from symbolic-ref.
+func branchAndTags(try func(args ...string) (string, bool)) (branch string, tags []string) {
+	out, ok := try("for-each-ref", "--points-at", "HEAD", "--format=%(HEAD) %(refname)", "refs/heads", "refs/tags")
+	if !ok {
+		branch, _ = try("symbolic-ref", "--short", "-q", "HEAD")
+		return branch, nil
+	}
+	for _, line := range strings.Split(out, "\n") {
+		mark, ref, _ := strings.Cut(strings.TrimLeft(line, " "), " ")
+		if ref == "" { // not the current branch: the mark was a space
+			mark, ref = "", mark
+		}
+		switch {
+		case strings.HasPrefix(ref, "refs/tags/"):
+			tags = append(tags, strings.TrimPrefix(ref, "refs/tags/"))
+		case mark == "*" && strings.HasPrefix(ref, "refs/heads/"):
+			branch = strings.TrimPrefix(ref, "refs/heads/")
+		}
+	}
+	slices.Sort(tags)
+	return branch, tags
 }
 
 // ErrNoCommit is ShowFile's error when dir's repository lacks the commit.

@@ -104,3 +104,44 @@ func TestShowFile(t *testing.T) {
 	_, err = ShowFile(ctx, dir, "0123456789abcdef0123456789abcdef01234567", "sub/helperbuild.yaml")
 	assert.ErrorIs(t, err, ErrNoCommit, "another repository's commit")
 }
+
+// The branch, tags, root and revision come two by two from one git
+// command each; every shape of HEAD gives what the one-field commands
+// gave: an unborn branch (no commit), another branch at the same commit,
+// an annotated tag, a detached HEAD.
+func TestReadRefShapes(t *testing.T) {
+	testkit.Tool(t, "git")
+	ctx := context.Background()
+	dir := t.TempDir()
+	real, err := filepath.EvalSymlinks(dir)
+	require.NoError(t, err)
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.email=a@b", "-c", "user.name=a"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	git("init", "-q", "-b", "feature/x")
+	assert.Equal(t, Info{Branch: "feature/x", Toplevel: real}, Read(ctx, dir, Branch|Tags|Toplevel|Revision), "no commit yet")
+
+	git("commit", "-q", "--allow-empty", "-m", "x")
+	git("branch", "other")
+	git("tag", "-a", "-m", "annotated", "v2")
+	git("tag", "v1")
+	info := Read(ctx, dir, Branch|Tags)
+	assert.Equal(t, "feature/x", info.Branch, "the branch checked out, not the other one at HEAD")
+	assert.Equal(t, []string{"v1", "v2"}, info.Tags, "annotated tags count by their commit")
+	assert.Empty(t, info.Revision, "not asked")
+	assert.Equal(t, Info{Tags: []string{"v1", "v2"}}, Read(ctx, dir, Tags))
+	assert.Equal(t, Info{Toplevel: real}, Read(ctx, dir, Toplevel))
+
+	git("checkout", "-q", "--detach")
+	info = Read(ctx, dir, Branch|Tags|Revision)
+	assert.Empty(t, info.Branch, "detached")
+	assert.Equal(t, []string{"v1", "v2"}, info.Tags)
+	assert.Len(t, info.Revision, 40)
+
+	git("checkout", "-q", "other")
+	git("commit", "-q", "--allow-empty", "-m", "y")
+	assert.Equal(t, Info{Branch: "other"}, Read(ctx, dir, Branch|Tags), "no tag at the new commit")
+}
