@@ -21,7 +21,10 @@
 # held-out-like program) and bench/bigmain (48 MB). Each helperbuild run is
 # split into phases (whole run, per platform) from its progress events, with
 # its own CPU time beside its go builds', and its CPU by process (itself, go,
-# compile, link, the registry, hbbench) per span of the run. The busy loops
+# compile, link, the registry, hbbench) per span of the run. The floor is
+# timed under the same instrument (hbbench runs its go builds in a child of
+# its own, sampled like helperbuild), so the sampling costs both sides alike.
+# The busy loops
 # run each in a session of its own (an autogroup of its own: another user's
 # load); -busy-session shared puts them in hbbench's. The first run compiles the big
 # workload for five architectures (minutes); later runs take about 15 min,

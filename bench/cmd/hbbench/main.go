@@ -5,6 +5,13 @@
 // Everything it starts (a docker-registry on 127.0.0.1, a counting proxy in
 // this process, the commands it times) is stopped before it returns; every
 // loop is bounded by a run count and every command by a timeout.
+//
+// Every timed command carries the same instrument: helperbuild, ko and the
+// floor alike are started in hbbench's session, in a process group of
+// their own, their VmHWM read every 5 ms and their process tree walked
+// every -proc-every, behind the counting proxy. For the floor, hbbench
+// starts itself again (-floor-child SPEC) to run the go builds, so the
+// sampling's cost counts against the floor as it does against helperbuild.
 package main
 
 import (
@@ -69,7 +76,11 @@ func main() {
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work directory (logs, layouts)")
 	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "limit for one measured command")
 	flag.DurationVar(&cfg.warmTimeout, "warm-timeout", 45*time.Minute, "limit for one warm-up command (first builds compile everything)")
+	floorSpec := flag.String(floorChildFlag, "", "internal: run the floor's go builds from this spec file and exit; hbbench starts itself so to time the floor under the same instrument as helperbuild (5 ms RSS sampling, -proc-every tree walks, in hbbench's session)")
 	flag.Parse()
+	if *floorSpec != "" {
+		os.Exit(floorChildMain(*floorSpec))
+	}
 	cfg.platforms = splitList(platforms)
 	cfg.memPlatforms = splitList(memPlatforms)
 	cfg.workloads = splitList(workloads)

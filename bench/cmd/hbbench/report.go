@@ -213,8 +213,9 @@ func (b *bench) report() string {
 		strings.Join(cfg.platforms, ","), cfg.jobs, cfg.runs, cfg.warmups)
 	fmt.Fprintf(&sb, "- times: wall clock, median of the rounds; \"compared\": median over rounds of the per-round ratio (or difference)\n")
 	fmt.Fprintf(&sb, "- registry: docker-registry on 127.0.0.1 behind a counting proxy; \"uploaded\" = request bytes of blob uploads, completed blob uploads and all requests to the registry (medians per run)\n")
-	fmt.Fprintf(&sb, "- CPU: user+sys seconds (median) of the measured process itself + of its go build children (wait4 minus the children's time in /proc/PID/stat, sampled every 5 ms); for the floor, of the go builds; registry: user+sys of the docker-registry process read before and after the command (it is idle between commands), the CPU it spent serving that command on the same CPUs (the counting proxy's, in hbbench, is not counted)\n")
-	fmt.Fprintf(&sb, "- peak RSS = VmHWM of the measured process alone (not its go build children), sampled every 5 ms; median of runs\n")
+	fmt.Fprintf(&sb, "- CPU: user+sys seconds (median) of the measured process itself + of its go build children (wait4 minus the children's time in /proc/PID/stat, sampled every 5 ms); for the floor, of hbbench's floor child (it only starts the go builds) + of the go builds (their wait4 times, as the child counted them); registry: user+sys of the docker-registry process read before and after the command (it is idle between commands), the CPU it spent serving that command on the same CPUs (the counting proxy's, in hbbench, is not counted)\n")
+	fmt.Fprintf(&sb, "- peak RSS = VmHWM of the measured process alone (not its go build children; for the floor, hbbench's floor child), sampled every 5 ms; median of runs\n")
+	fmt.Fprintf(&sb, "- instrument: every timed command, the floor included, runs in hbbench's session in a process group of its own, its VmHWM read every 5 ms and (-proc-every %s) its process tree walked for the CPU by process; the floor's go builds are run by hbbench started again as a floor child, so the sampling's cost weighs on both sides of every comparison\n", cfg.procEvery)
 	busy := cfg.busy > 0
 	if busy {
 		where := "each in a session of its own (`-busy-session own`: an autogroup of its own, like another user's or job's load)"
@@ -273,7 +274,7 @@ func (b *bench) report() string {
 		sb.WriteString("From helperbuild's progress events (`--progress json -v`), relative to the process start (\"start\"); \"last link → exit\" is the fixed cost after the compiler, \"start → first compile\" the one before it. CPU: user+sys from wait4 and /proc/PID/stat (clock ticks of 10 ms).\n\n")
 		sb.WriteString(runPhaseTable(sec.cols))
 		if len(sec.cpuCols) > 0 && cfg.procEvery > 0 {
-			fmt.Fprintf(&sb, "\nWhere the CPU goes, by process (issue 41): the process tree of the command, walked every %s (-proc-every; /proc/PID/task/*/children, each process's own utime+stime by its command name), the registry's and hbbench's own CPU (its counting proxy and samplers) beside it; the same spans' wall time first. The floor's CPU (its go builds, all of it go, compile and link) is in the main table.\n\n", cfg.procEvery)
+			fmt.Fprintf(&sb, "\nWhere the CPU goes, by process (issue 41): the process tree of the command, walked every %s (-proc-every; /proc/PID/task/*/children, each process's own utime+stime by its command name), the registry's and hbbench's own CPU (its counting proxy and samplers) beside it; the same spans' wall time first. The floor's columns are its go builds, run by hbbench's floor child (\"the command itself\") under the same sampling.\n\n", cfg.procEvery)
 			sb.WriteString(cpuTable(sec.cpuCols))
 		}
 		for _, pt := range sec.platforms {
@@ -294,7 +295,7 @@ func (b *bench) report() string {
 }
 
 // cpuSum is the median CPU of the process itself and of its go builds
-// ("+ N" alone for the floor, which is go builds only), in seconds, and
+// ("+ N" alone when the process's own rounds to 0), in seconds, and
 // the registry's while it served the command ("; registry N s"), when the
 // command used the registry.
 func cpuSum(s []sample) string {
