@@ -24,11 +24,10 @@
 # compile, link, the registry, hbbench) per span of the run. The floor is
 # timed under the same instrument (hbbench runs its go builds in a child of
 # its own, sampled like helperbuild), so the sampling costs both sides alike.
-# The busy loops
-# run each in a session of its own (an autogroup of its own: another user's
-# load); -busy-session shared puts them in hbbench's. The first run compiles the big
-# workload for five architectures (minutes); later runs take about 15 min,
-# of which the busy rounds take about half.
+# The busy loops run each in a session of its own (an autogroup of its own:
+# another user's load); -busy-session shared puts them in hbbench's. The
+# first run compiles the big workload for five architectures (minutes);
+# later runs take about 15 min, of which the busy rounds take about half.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
