@@ -10,6 +10,7 @@
 #   scripts/bench.sh -workloads example -memory=false -ko none   (any hbbench flag)
 #   scripts/bench.sh -ab /path/to/other/helperbuild   also push with another build (A/B)
 #   scripts/bench.sh -busy-session shared   busy loops in hbbench's session (the bench before issue 41)
+#   scripts/bench.sh -registry-delay 30ms   hold each registry request 30 ms (a network round trip)
 #
 # It needs docker-registry (scripts/install-test-deps.sh installs it) and the
 # Go module proxy (ko is installed into a temporary GOBIN, never into go.mod).

@@ -217,9 +217,8 @@ func (b *bench) modeSteps(ctx context.Context, w *workload, floorDir, koDir stri
 		}}
 	}
 
-	// The floor: the go builds helperbuild runs, run by a floor child of
-	// hbbench timed like helperbuild (floorBuild); a new -X each round
-	// relinks, the same -X again is go's no-op.
+	// The floor: helperbuild's go builds, timed like it (floorBuild); a
+	// new -X each round relinks, the same -X again is go's no-op.
 	var floorX string
 	m.floorFull = def("floor go build, link reruns", func(warm bool) (sample, error) {
 		floorX = x(b.runID())
