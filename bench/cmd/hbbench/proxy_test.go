@@ -74,3 +74,13 @@ func TestProxyDelay(t *testing.T) {
 		t.Fatalf("the cancelled request reached the registry (%d hits)", hits.Load())
 	}
 }
+
+func TestFactsMentionRegistryDelay(t *testing.T) {
+	for _, d := range []time.Duration{0, 30 * time.Millisecond} {
+		var sb strings.Builder
+		(&bench{cfg: &config{registryDelay: d}}).writeFacts(&sb)
+		if got := strings.Contains(sb.String(), "holds every request 30ms"); got != (d > 0) {
+			t.Errorf("-registry-delay %s: facts mention it: %v\n%s", d, got, sb.String())
+		}
+	}
+}
