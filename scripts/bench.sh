@@ -10,6 +10,7 @@
 #   scripts/bench.sh -workloads example -memory=false -ko none   (any hbbench flag)
 #   scripts/bench.sh -ab /path/to/other/helperbuild   also push with another build (A/B)
 #   scripts/bench.sh -busy-session shared   busy loops in hbbench's session (the bench before issue 41)
+#   scripts/bench.sh -registry-delay 30ms   hold each registry request 30 ms (a network round trip)
 #
 # It needs docker-registry (scripts/install-test-deps.sh installs it) and the
 # Go module proxy (ko is installed into a temporary GOBIN, never into go.mod).
@@ -21,11 +22,13 @@
 # held-out-like program) and bench/bigmain (48 MB). Each helperbuild run is
 # split into phases (whole run, per platform) from its progress events, with
 # its own CPU time beside its go builds', and its CPU by process (itself, go,
-# compile, link, the registry, hbbench) per span of the run. The busy loops
-# run each in a session of its own (an autogroup of its own: another user's
-# load); -busy-session shared puts them in hbbench's. The first run compiles the big
-# workload for five architectures (minutes); later runs take about 15 min,
-# of which the busy rounds take about half.
+# compile, link, the registry, hbbench) per span of the run. The floor is
+# timed under the same instrument (hbbench runs its go builds in a child of
+# its own, sampled like helperbuild), so the sampling costs both sides alike.
+# The busy loops run each in a session of its own (an autogroup of its own:
+# another user's load); -busy-session shared puts them in hbbench's. The
+# first run compiles the big workload for five architectures (minutes);
+# later runs take about 15 min, of which the busy rounds take about half.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -55,58 +60,177 @@ func binName(w *workload, p string) string {
 	return w.Bin + "-" + strings.ReplaceAll(p, "/", "-")
 }
 
-// floorBuild runs, for every platform, the go build helperbuild runs:
-// `go build -o OUT -trimpath -ldflags LDFLAGS PKG` with CGO_ENABLED=0 and the
-// platform's GOOS/GOARCH/GOARM, at most jobs at a time, into outDir (kept
+// floorChildFlag is hbbench's hidden mode: run the floor's go builds from a
+// spec file and exit (see floorChildMain).
+const floorChildFlag = "floor-child"
+
+// floorSpec is what a floor child runs: every job's go build in Dir, at
+// most Jobs at a time; it writes the go builds' CPU to Result.
+type floorSpec struct {
+	Dir    string
+	Jobs   int
+	Builds []floorJob
+	Result string
+}
+
+// floorJob is one platform's go build: its full environment and its
+// arguments after "go".
+type floorJob struct {
+	Platform string
+	Env      []string
+	Args     []string
+}
+
+// floorResult is what a floor child reports: the user+system time of its
+// go builds and of their children (compile, link), from wait4.
+type floorResult struct {
+	GoCPU time.Duration
+}
+
+// floorSpecOf is the floor of w: for every platform, the go build
+// helperbuild runs, `go build -o OUT -trimpath -ldflags LDFLAGS PKG` with
+// CGO_ENABLED=0 and the platform's GOOS/GOARCH/GOARM, into outDir (kept
 // between runs, so an unchanged build is a no-op for go).
-func floorBuild(ctx context.Context, cfg *config, w *workload, outDir, ldflags string, log *os.File, warm bool) (sample, error) {
-	limit := cfg.timeout
-	if warm {
-		limit = cfg.warmTimeout // the first build compiles everything
-	}
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	sem := make(chan struct{}, cfg.jobs)
-	errs := make([]error, len(cfg.platforms))
-	var logMu sync.Mutex
-	var cpu atomic.Int64 // user+sys of every go build and its children
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i, p := range cfg.platforms {
+func floorSpecOf(cfg *config, w *workload, outDir, ldflags, result string) (floorSpec, error) {
+	spec := floorSpec{Dir: w.Dir, Jobs: cfg.jobs, Result: result}
+	for _, p := range cfg.platforms {
 		env, err := buildEnv(os.Environ(), p)
 		if err != nil {
-			return sample{}, err
+			return floorSpec{}, err
 		}
 		out := filepath.Join(outDir, binName(w, p))
-		args := []string{"build", "-o", out, "-trimpath", "-ldflags", ldflags, w.Pkg}
+		spec.Builds = append(spec.Builds, floorJob{Platform: p, Env: env,
+			Args: []string{"build", "-o", out, "-trimpath", "-ldflags", ldflags, w.Pkg}})
+	}
+	return spec, nil
+}
+
+// floorBuild times w's floor under the same instrument as helperbuild's
+// runs: hbbench starts itself again as a floor child (-floor-child SPEC),
+// which runs the go builds, and times that child with b.timed, as it times
+// helperbuild: in hbbench's session, VmHWM sampled every 5 ms, the process
+// tree walked every -proc-every, the registry's CPU read around it. So the
+// sampling's CPU and wake-ups weigh on both sides of every comparison.
+// The sample's ChildCPU is the go builds' CPU as the child counted it
+// (wait4, exact), CPU the child's own (it only starts and waits).
+func (b *bench) floorBuild(ctx context.Context, w *workload, outDir, ldflags string, warm bool) (sample, error) {
+	specPath := filepath.Join(b.work, "floor-"+w.Key+".json")
+	result := filepath.Join(b.work, "floor-"+w.Key+"-result.json")
+	spec, err := floorSpecOf(b.cfg, w, outDir, ldflags, result)
+	if err != nil {
+		return sample{}, err
+	}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return sample{}, err
+	}
+	if err := os.WriteFile(specPath, data, 0o644); err != nil {
+		return sample{}, err
+	}
+	if err := os.Remove(result); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return sample{}, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return sample{}, err
+	}
+	s, err := b.timed(ctx, proc{Dir: w.Dir, Env: os.Environ(), Args: []string{exe, "-" + floorChildFlag, specPath}}, warm)
+	if err != nil {
+		return sample{}, err
+	}
+	var res floorResult
+	if data, err = os.ReadFile(result); err == nil {
+		err = json.Unmarshal(data, &res)
+	}
+	if err != nil {
+		return sample{}, fmt.Errorf("floor child's result: %w", err)
+	}
+	return withGoCPU(s, res.GoCPU), nil
+}
+
+// withGoCPU splits s's CPU (the child's and its go builds', from wait4)
+// with the go builds' as the child counted them, rather than as last
+// sampled: the last go build ends right before the child does, after the
+// last 5 ms sample. The series' last point gets the child's own CPU.
+func withGoCPU(s sample, goCPU time.Duration) sample {
+	total := s.CPU + s.ChildCPU
+	s.ChildCPU = min(goCPU, total)
+	s.CPU = total - s.ChildCPU
+	if n := len(s.Series); n > 0 {
+		s.Series[n-1].Ticks[cpuSelf] = int64(s.CPU / clockTick)
+	}
+	return s
+}
+
+// floorChildMain is hbbench as a floor child: it runs the spec at path,
+// writes every go build's output (and error) to stdout, which the parent
+// appends to bench.log, and returns the exit code: 0 when every go build
+// succeeded, 1 otherwise. An interrupt or SIGTERM kills the go builds.
+func floorChildMain(path string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	if err := floorChild(ctx, path, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stdout, "hbbench floor child:", err)
+		return 1
+	}
+	return 0
+}
+
+// floorChild reads the spec at path, runs it and writes its result.
+func floorChild(ctx context.Context, path string, out io.Writer) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var spec floorSpec
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if spec.Jobs < 1 || len(spec.Builds) == 0 || spec.Result == "" {
+		return fmt.Errorf("%s: want Jobs >= 1, at least one build and a Result path", path)
+	}
+	cpu, err := runFloor(ctx, spec, out)
+	if err != nil {
+		return err
+	}
+	data, err = json.Marshal(floorResult{GoCPU: cpu})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(spec.Result, data, 0o644)
+}
+
+// runFloor runs spec's go builds, at most spec.Jobs at a time, and returns
+// their CPU (user+sys of each go build and its children). The go builds
+// stay in the child's process group, the one run gave the child: a
+// timeout or an interrupt of hbbench kills that group whole, the child,
+// its go builds and their compilers and linkers.
+func runFloor(ctx context.Context, spec floorSpec, out io.Writer) (time.Duration, error) {
+	sem := make(chan struct{}, spec.Jobs)
+	errs := make([]error, len(spec.Builds))
+	var outMu sync.Mutex
+	var cpu atomic.Int64
+	var wg sync.WaitGroup
+	for i, j := range spec.Builds {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			cmd := exec.CommandContext(ctx, "go", args...)
-			cmd.Dir, cmd.Env = w.Dir, env
-			// Own process group, killed whole on timeout or interrupt.
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+			cmd := exec.CommandContext(ctx, "go", j.Args...)
+			cmd.Dir, cmd.Env = spec.Dir, j.Env
 			b, err := cmd.CombinedOutput()
 			if ps := cmd.ProcessState; ps != nil {
 				cpu.Add(int64(ps.UserTime() + ps.SystemTime()))
 			}
-			logMu.Lock()
-			fmt.Fprintf(log, "\n$ (cd %s && GOOS/GOARCH for %s go %s)\n%s", w.Dir, p, strings.Join(args, " "), b)
-			logMu.Unlock()
+			outMu.Lock()
+			fmt.Fprintf(out, "\n$ (cd %s && GOOS/GOARCH for %s go %s)\n%s", spec.Dir, j.Platform, strings.Join(j.Args, " "), b)
+			outMu.Unlock()
 			if err != nil {
-				errs[i] = fmt.Errorf("go build for %s: %w (log: %s)", p, err, log.Name())
+				errs[i] = fmt.Errorf("go build for %s: %w", j.Platform, err)
 			}
 		}()
 	}
 	wg.Wait()
-	wall := time.Since(start)
-	for _, err := range errs {
-		if err != nil {
-			return sample{}, err
-		}
-	}
-	return sample{Wall: wall, ChildCPU: time.Duration(cpu.Load())}, nil
+	return time.Duration(cpu.Load()), errors.Join(errs...)
 }

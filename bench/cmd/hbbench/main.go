@@ -5,6 +5,13 @@
 // Everything it starts (a docker-registry on 127.0.0.1, a counting proxy in
 // this process, the commands it times) is stopped before it returns; every
 // loop is bounded by a run count and every command by a timeout.
+//
+// Every timed command carries the same instrument: helperbuild, ko and the
+// floor alike are started in hbbench's session, in a process group of
+// their own, their VmHWM read every 5 ms and their process tree walked
+// every -proc-every, behind the counting proxy. For the floor, hbbench
+// starts itself again (-floor-child SPEC) to run the go builds, so the
+// sampling's cost counts against the floor as it does against helperbuild.
 package main
 
 import (
@@ -38,6 +45,7 @@ type config struct {
 	busy            int           // busy loops beside every timed command of the busy rounds; 0: idle only
 	busySession     string        // busyOwn: each busy loop in a session of its own; busyShared: in hbbench's
 	registrySession string        // busyOwn: the registry in a session of its own; busyShared: in hbbench's
+	registryDelay   time.Duration // the counting proxy holds every request this long before forwarding it
 	procEvery       time.Duration // how often each timed command's process tree is walked for its CPU; 0: never
 	hugeMB          int           // size of the blob embedded in bigmain/huge
 	out             string        // also write the markdown report here
@@ -63,18 +71,23 @@ func main() {
 	flag.IntVar(&cfg.busy, "busy", runtime.NumCPU(), "in each round, run every release step again beside this many busy loops (one per CPU by default); 0: idle only")
 	flag.StringVar(&cfg.busySession, "busy-session", busyOwn, `where the busy loops run: "own" (each in a session of its own, so an autogroup of its own: the load of another user or job) or "shared" (in hbbench's session, the timed command's autogroup: the bench before issue 41)`)
 	flag.StringVar(&cfg.registrySession, "registry-session", busyShared, `where the registry runs: "shared" (hbbench's session, so the timed command's: its CPU comes out of the command's share beside busy loops of their own) or "own" (a session of its own, as a registry on another host takes nothing from the command)`)
+	flag.DurationVar(&cfg.registryDelay, "registry-delay", 0, "hold every registry request this long in the counting proxy before forwarding it, as a network round trip would (e.g. 30ms, about gitlab.com's); applies to helperbuild and ko alike; 0: none")
 	flag.DurationVar(&cfg.procEvery, "proc-every", 100*time.Millisecond, "walk each timed command's process tree this often for the CPU by process (costs hbbench CPU in the command's session); 0: not")
 	flag.IntVar(&cfg.hugeMB, "huge-mib", 70, "MiB of incompressible bytes embedded in bigmain/huge (48 MB + 70 MiB = about 120 MB)")
 	flag.StringVar(&cfg.out, "out", "", "also write the report (markdown) to this file")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work directory (logs, layouts)")
 	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "limit for one measured command")
 	flag.DurationVar(&cfg.warmTimeout, "warm-timeout", 45*time.Minute, "limit for one warm-up command (first builds compile everything)")
+	floorSpec := flag.String(floorChildFlag, "", "internal: run the floor's go builds from this spec file and exit; hbbench starts itself so to time the floor under the same instrument as helperbuild (5 ms RSS sampling, -proc-every tree walks, in hbbench's session)")
 	flag.Parse()
+	if *floorSpec != "" {
+		os.Exit(floorChildMain(*floorSpec))
+	}
 	cfg.platforms = splitList(platforms)
 	cfg.memPlatforms = splitList(memPlatforms)
 	cfg.workloads = splitList(workloads)
-	if cfg.runs < 1 || cfg.runs > 50 || cfg.warmups < 0 || cfg.warmups > 5 || cfg.jobs < 1 || cfg.busy < 0 || cfg.busy > 64 {
-		fmt.Fprintln(os.Stderr, "hbbench: want 1 <= -runs <= 50, 0 <= -warmups <= 5, -jobs >= 1, 0 <= -busy <= 64")
+	if cfg.runs < 1 || cfg.runs > 50 || cfg.warmups < 0 || cfg.warmups > 5 || cfg.jobs < 1 || cfg.busy < 0 || cfg.busy > 64 || cfg.registryDelay < 0 || cfg.registryDelay > time.Minute {
+		fmt.Fprintln(os.Stderr, "hbbench: want 1 <= -runs <= 50, 0 <= -warmups <= 5, -jobs >= 1, 0 <= -busy <= 64, 0 <= -registry-delay <= 1m")
 		os.Exit(2)
 	}
 	if cfg.registrySession != busyOwn && cfg.registrySession != busyShared {
@@ -136,7 +149,7 @@ func benchmark(ctx context.Context, cfg *config) (err error) {
 	if cfg.keep {
 		reqLog = b.log
 	}
-	b.proxy, err = startProxy(reg.Addr, reqLog)
+	b.proxy, err = startProxy(reg.Addr, reqLog, cfg.registryDelay)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // countingProxy forwards everything to the registry and counts the requests,
@@ -41,8 +43,11 @@ func (p *countingProxy) snapshot() counts {
 // startProxy listens on 127.0.0.1:0 and forwards to target (host:port). The
 // Host header is kept, so the registry's upload locations point back at
 // the proxy. With log set, every request is written to it as one line
-// (method, path, status), for finding where a push's requests go.
-func startProxy(target string, log io.Writer) (*countingProxy, error) {
+// (method, path, status), for finding where a push's requests go. With
+// delay > 0, every request waits that long before it is forwarded, as a
+// round trip to a registry across a network would (-registry-delay); a
+// request whose client goes away meanwhile is dropped, not forwarded.
+func startProxy(target string, log io.Writer, delay time.Duration) (*countingProxy, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -75,6 +80,9 @@ func startProxy(target string, log io.Writer) (*countingProxy, error) {
 				r.Body = &countingBody{r.Body, &p.manifestBytes}
 			}
 		}
+		if !sleepCtx(r.Context(), delay) {
+			return // the client is gone (or the proxy stopped)
+		}
 		rp.ServeHTTP(w, r)
 	})}
 	go func() { _ = p.srv.Serve(l) }()
@@ -84,6 +92,22 @@ func startProxy(target string, log io.Writer) (*countingProxy, error) {
 func (p *countingProxy) Stop() {
 	if p != nil && p.srv != nil {
 		_ = p.srv.Close()
+	}
+}
+
+// sleepCtx waits d, or less if ctx ends first; it reports whether the
+// whole d passed (at once for d <= 0). Its timer is stopped either way.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

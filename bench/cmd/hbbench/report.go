@@ -200,23 +200,27 @@ func fmtRatio(r float64) string {
 	return fmt.Sprintf("%.2f×", r)
 }
 
-// report is the markdown report: facts, the table, the idle/busy summary.
-func (b *bench) report() string {
-	var sb strings.Builder
+// writeFacts writes the report's title and its list of facts: the
+// machine, the tools, how the runs were made and measured.
+func (b *bench) writeFacts(sb *strings.Builder) {
 	cfg := b.cfg
-	fmt.Fprintf(&sb, "## helperbuild benchmark, %s\n\n", b.start.UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(&sb, "- CPUs: %d; /proc/loadavg at start: %s; at end: %s (other work on the machine adds noise)\n", b.facts.cpus, b.facts.load, b.facts.loadEnd)
-	fmt.Fprintf(&sb, "- Go: %s\n", b.facts.goVersion)
-	fmt.Fprintf(&sb, "- helperbuild: %s\n", orNA(b.facts.hbVersion, b.hbErr))
-	fmt.Fprintf(&sb, "- ko: %s\n", orNA(b.facts.koVersion, b.koErr))
-	fmt.Fprintf(&sb, "- platforms: %s; --jobs %d; %d measured rounds after %d warm-up round(s); in each round every step of a workload runs once, in table order\n",
+	fmt.Fprintf(sb, "## helperbuild benchmark, %s\n\n", b.start.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(sb, "- CPUs: %d; /proc/loadavg at start: %s; at end: %s (other work on the machine adds noise)\n", b.facts.cpus, b.facts.load, b.facts.loadEnd)
+	fmt.Fprintf(sb, "- Go: %s\n", b.facts.goVersion)
+	fmt.Fprintf(sb, "- helperbuild: %s\n", orNA(b.facts.hbVersion, b.hbErr))
+	fmt.Fprintf(sb, "- ko: %s\n", orNA(b.facts.koVersion, b.koErr))
+	fmt.Fprintf(sb, "- platforms: %s; --jobs %d; %d measured rounds after %d warm-up round(s); in each round every step of a workload runs once, in table order\n",
 		strings.Join(cfg.platforms, ","), cfg.jobs, cfg.runs, cfg.warmups)
-	fmt.Fprintf(&sb, "- times: wall clock, median of the rounds; \"compared\": median over rounds of the per-round ratio (or difference)\n")
-	fmt.Fprintf(&sb, "- registry: docker-registry on 127.0.0.1 behind a counting proxy; \"uploaded\" = request bytes of blob uploads, completed blob uploads and all requests to the registry (medians per run)\n")
-	fmt.Fprintf(&sb, "- CPU: user+sys seconds (median) of the measured process itself + of its go build children (wait4 minus the children's time in /proc/PID/stat, sampled every 5 ms); for the floor, of the go builds; registry: user+sys of the docker-registry process read before and after the command (it is idle between commands), the CPU it spent serving that command on the same CPUs (the counting proxy's, in hbbench, is not counted)\n")
-	fmt.Fprintf(&sb, "- peak RSS = VmHWM of the measured process alone (not its go build children), sampled every 5 ms; median of runs\n")
-	busy := cfg.busy > 0
-	if busy {
+	fmt.Fprintf(sb, "- times: wall clock, median of the rounds; \"compared\": median over rounds of the per-round ratio (or difference)\n")
+	delay := ""
+	if cfg.registryDelay > 0 {
+		delay = fmt.Sprintf("; the proxy holds every request %s before forwarding it (-registry-delay: a network round trip, for helperbuild and ko alike)", cfg.registryDelay)
+	}
+	fmt.Fprintf(sb, "- registry: docker-registry on 127.0.0.1 behind a counting proxy%s; \"uploaded\" = request bytes of blob uploads, completed blob uploads and all requests to the registry (medians per run)\n", delay)
+	fmt.Fprintf(sb, "- CPU: user+sys seconds (median) of the measured process itself + of its go build children (wait4 minus the children's time in /proc/PID/stat, sampled every 5 ms); for the floor, of hbbench's floor child (it only starts the go builds) + of the go builds (their wait4 times, as the child counted them); registry: user+sys of the docker-registry process read before and after the command (it is idle between commands), the CPU it spent serving that command on the same CPUs (the counting proxy's, in hbbench, is not counted)\n")
+	fmt.Fprintf(sb, "- peak RSS = VmHWM of the measured process alone (not its go build children; for the floor, hbbench's floor child), sampled every 5 ms; median of runs\n")
+	fmt.Fprintf(sb, "- instrument: every timed command, the floor included, runs in hbbench's session in a process group of its own, its VmHWM read every 5 ms and (-proc-every %s) its process tree walked for the CPU by process; the floor's go builds are run by hbbench started again as a floor child, so the sampling's cost weighs on both sides of every comparison\n", cfg.procEvery)
+	if cfg.busy > 0 {
 		where := "each in a session of its own (`-busy-session own`: an autogroup of its own, like another user's or job's load)"
 		if cfg.busySession == busyShared {
 			where = "in hbbench's session (`-busy-session shared`: the command's autogroup, the CPUs shared per thread)"
@@ -226,9 +230,17 @@ func (b *bench) report() string {
 			reg = "a session of its own"
 		}
 		where += fmt.Sprintf("; the registry in %s (`-registry-session %s`)", reg, cfg.registrySession)
-		fmt.Fprintf(&sb, "- busy: in each round every step runs a second time with %d `sh -c '%s'` (one per CPU) started right before the timed command and stopped right after it, %s; sched_autogroup_enabled=%s; uploaded bytes and peak RSS are from the idle runs\n",
+		fmt.Fprintf(sb, "- busy: in each round every step runs a second time with %d `sh -c '%s'` (one per CPU) started right before the timed command and stopped right after it, %s; sched_autogroup_enabled=%s; uploaded bytes and peak RSS are from the idle runs\n",
 			cfg.busy, busyLoop, where, strings.TrimSpace(readFile("/proc/sys/kernel/sched_autogroup_enabled")))
 	}
+}
+
+// report is the markdown report: facts, the table, the idle/busy summary.
+func (b *bench) report() string {
+	var sb strings.Builder
+	cfg := b.cfg
+	b.writeFacts(&sb)
+	busy := cfg.busy > 0
 	sb.WriteString("\n")
 	if busy {
 		sb.WriteString("| workload | step | median | min – max | compared | busy: median (min – max) | busy: compared | target | met | uploaded | peak RSS | CPU: self + go builds; registry |\n")
@@ -273,7 +285,7 @@ func (b *bench) report() string {
 		sb.WriteString("From helperbuild's progress events (`--progress json -v`), relative to the process start (\"start\"); \"last link → exit\" is the fixed cost after the compiler, \"start → first compile\" the one before it. CPU: user+sys from wait4 and /proc/PID/stat (clock ticks of 10 ms).\n\n")
 		sb.WriteString(runPhaseTable(sec.cols))
 		if len(sec.cpuCols) > 0 && cfg.procEvery > 0 {
-			fmt.Fprintf(&sb, "\nWhere the CPU goes, by process (issue 41): the process tree of the command, walked every %s (-proc-every; /proc/PID/task/*/children, each process's own utime+stime by its command name), the registry's and hbbench's own CPU (its counting proxy and samplers) beside it; the same spans' wall time first. The floor's CPU (its go builds, all of it go, compile and link) is in the main table.\n\n", cfg.procEvery)
+			fmt.Fprintf(&sb, "\nWhere the CPU goes, by process (issue 41): the process tree of the command, walked every %s (-proc-every; /proc/PID/task/*/children, each process's own utime+stime by its command name), the registry's and hbbench's own CPU (its counting proxy and samplers) beside it; the same spans' wall time first. The floor's columns are its go builds, run by hbbench's floor child (\"the command itself\") under the same sampling.\n\n", cfg.procEvery)
 			sb.WriteString(cpuTable(sec.cpuCols))
 		}
 		for _, pt := range sec.platforms {
@@ -294,7 +306,7 @@ func (b *bench) report() string {
 }
 
 // cpuSum is the median CPU of the process itself and of its go builds
-// ("+ N" alone for the floor, which is go builds only), in seconds, and
+// ("+ N" alone when the process's own rounds to 0), in seconds, and
 // the registry's while it served the command ("; registry N s"), when the
 // command used the registry.
 func cpuSum(s []sample) string {

@@ -217,15 +217,15 @@ func (b *bench) modeSteps(ctx context.Context, w *workload, floorDir, koDir stri
 		}}
 	}
 
-	// The floor: what helperbuild runs, run directly; a new -X each round
-	// relinks, the same -X again is go's no-op.
+	// The floor: helperbuild's go builds, timed like it (floorBuild); a
+	// new -X each round relinks, the same -X again is go's no-op.
 	var floorX string
 	m.floorFull = def("floor go build, link reruns", func(warm bool) (sample, error) {
 		floorX = x(b.runID())
-		return floorBuild(ctx, cfg, w, floorDir, floorX, b.log, warm)
+		return b.floorBuild(ctx, w, floorDir, floorX, warm)
 	})
 	m.floorNoop = def("floor go build, nothing changed", func(warm bool) (sample, error) {
-		return floorBuild(ctx, cfg, w, floorDir, floorX, b.log, warm)
+		return b.floorBuild(ctx, w, floorDir, floorX, warm)
 	})
 
 	if b.hbErr == nil {
