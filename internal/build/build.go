@@ -52,22 +52,7 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*product.Resul
 		}
 		return nil, err
 	}
-	bases := "no base image (scratch)"
-	if n := b.count(); n > 0 {
-		bases = fmt.Sprintf("%d base %s pinned", n, progress.Plural(n, "image", "images"))
-	}
-	resolved := progress.Event{Kind: progress.KindPhaseEnd, Phase: "resolve", Message: fmt.Sprintf("%s, %d %s",
-		bases, len(plan.Platforms), progress.Plural(len(plan.Platforms), "platform", "platforms"))}
-	for _, p := range plan.Platforms {
-		resolved.Platforms = append(resolved.Platforms, platform.Format(p.Platform))
-	}
-	opts.Progress.Event(resolved)
-	for i := range units {
-		for _, u := range units[i] {
-			opts.stage(plan.Images[i].Name, u.platform, progress.Waiting, progress.Event{})
-		}
-	}
-	opts.phase(progress.KindPhaseStart, "build", "build: compile, write layers, check")
+	resolved(plan, units, b, opts)
 	c := early
 	if c == nil {
 		targets, of := compileTargets(plan, binDir)
@@ -100,6 +85,27 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*product.Resul
 		}
 	}
 	return res, nil
+}
+
+// resolved ends the resolve phase (what was pinned, for which
+// platforms), shows every unit waiting and starts the build phase.
+func resolved(plan *recipe.Plan, units [][]unit, b *bases, opts Options) {
+	bases := "no base image (scratch)"
+	if n := b.count(); n > 0 {
+		bases = fmt.Sprintf("%d base %s pinned", n, progress.Plural(n, "image", "images"))
+	}
+	end := progress.Event{Kind: progress.KindPhaseEnd, Phase: "resolve", Message: fmt.Sprintf("%s, %d %s",
+		bases, len(plan.Platforms), progress.Plural(len(plan.Platforms), "platform", "platforms"))}
+	for _, p := range plan.Platforms {
+		end.Platforms = append(end.Platforms, platform.Format(p.Platform))
+	}
+	opts.Progress.Event(end)
+	for i := range units {
+		for _, u := range units[i] {
+			opts.stage(plan.Images[i].Name, u.platform, progress.Waiting, progress.Event{})
+		}
+	}
+	opts.phase(progress.KindPhaseStart, "build", "build: compile, write layers, check")
 }
 
 // compileTargets is every binary of plan for each of its platforms, and
