@@ -162,10 +162,7 @@ func (r *Request) releaseMeta(ctx context.Context, dir string) (recipe.Vars, man
 		}
 	}
 	if mode, err := product.ParseAttestMode(r.Attest.Mode); err == nil && mode != product.AttestNone {
-		want |= attestGit
-		if g.Source != "" {
-			want &^= gitmeta.Remote // the provenance names the source given
-		}
+		want |= r.CI.attestGit(g)
 	}
 	git := gitmeta.Read(ctx, dir, want)
 	epoch, err := epochOf(g, git)

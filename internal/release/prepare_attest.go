@@ -24,7 +24,7 @@ var fullCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // the release metadata into AttestOptions, failing before anything
 // compiles; cfg is the recipe read (nil in config-free mode), dir the
 // directory git was asked about and git its answers (releaseMeta asks for
-// attestGit too when attestations are on).
+// CI.attestGit too when attestations are on).
 func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Info) error {
 	a := p.Attest
 	mode, err := product.ParseAttestMode(a.Mode)
@@ -80,9 +80,19 @@ func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Inf
 	return nil
 }
 
-// attestGit is what the attestations ask git: the source root, and the
-// ref and remote that name the source.
-const attestGit = gitmeta.Toplevel | gitmeta.Tags | gitmeta.Revision | gitmeta.Branch | gitmeta.Remote
+// attestGit is what the attestations ask git: the source root, and what
+// names the source that g and the job do not: the ref (see sourceRef: a
+// job's tag or branch variable names it) and the remote (--source).
+func (c CI) attestGit(g Given) gitmeta.Field {
+	want := gitmeta.Toplevel
+	if c.CommitTag == "" && c.CommitBranch == "" {
+		want |= gitmeta.Tags | gitmeta.Revision | gitmeta.Branch
+	}
+	if g.Source == "" {
+		want |= gitmeta.Remote
+	}
+	return want
+}
 
 // sourceRef is the git ref built: from GitLab CI's variables the tag, else
 // the branch; outside CI a tag at HEAD (the version's, if it is one), else
