@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -228,5 +229,31 @@ func TestCheckTag(t *testing.T) {
 		}
 		assert.EqualError(t, err, want, tag)
 		assert.False(t, ValidTag(tag))
+	}
+}
+
+// ValidTag is the distribution spec's tag grammar, written as a loop: it
+// agrees with the spec's regexp on every string of up to three characters
+// from an alphabet of each class, and around the length limit.
+func TestValidTagIsTheSpecGrammar(t *testing.T) {
+	spec := regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+	alphabet := []string{"a", "Z", "0", "_", ".", "-", "/", ":", "é", " "}
+	var cases []string
+	var grow func(prefix string, n int)
+	grow = func(prefix string, n int) {
+		cases = append(cases, prefix)
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			grow(prefix+c, n-1)
+		}
+	}
+	grow("", 3)
+	for _, n := range []int{127, 128, 129} {
+		cases = append(cases, strings.Repeat("a", n), "_"+strings.Repeat("-", n-1))
+	}
+	for _, s := range cases {
+		assert.Equal(t, spec.MatchString(s), ValidTag(s), "%q", s)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -37,7 +38,7 @@ func Recipe(r *Repo, base string) ([]byte, error) {
 		ldflags = append(ldflags, fmt.Sprintf("-X %s.%s=%s", r.VersionPackage, v, varTemplates[v]))
 	}
 	var buf bytes.Buffer
-	err := recipeTemplate.Execute(&buf, map[string]any{
+	err := recipeTemplate().Execute(&buf, map[string]any{
 		"Repo": r, "Base": base, "BaseYAML": baseYAML(base), "Platforms": strings.Join(Platforms, ", "), "Ldflags": ldflags,
 		"Others": others(r.Others), "Helper": HelperName, "Runner": RunnerName, "PackagingDir": PackagingDir,
 	})
@@ -62,7 +63,10 @@ func baseYAML(base string) string {
 	return fmt.Sprintf("%q", base)
 }
 
-var recipeTemplate = template.Must(template.New("recipe").Parse(`# helperbuild recipe for {{.Repo.Module}}, written by helperbuild init.
+// recipeTemplate and ciTemplate are parsed on first use: only init
+// renders them, and every other command would pay their parsing at start.
+var recipeTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("recipe").Parse(`# helperbuild recipe for {{.Repo.Module}}, written by helperbuild init.
 # Build it with: helperbuild build (an OCI layout in out/oci), publish it with:
 # helperbuild push --repo REGISTRY/GROUP (CI_REGISTRY_IMAGE in GitLab CI).
 {{- if eq .Base "scratch"}}
@@ -126,6 +130,7 @@ images:
 # which this repository lacks; add an image named {{.Runner}} once it has it.
 {{- end}}
 `))
+})
 
 // CI is the GitLab CI fragment that releases r's recipe on every tag
 // through helperbuild's template (one job per platform, one merge), as
@@ -134,7 +139,7 @@ images:
 // gitlab-runner-release).
 func CI(r *Repo, project, ref, refComment string) []byte {
 	var buf bytes.Buffer
-	_ = ciTemplate.Execute(&buf, map[string]any{"Project": project, "Ref": ref, "RefComment": refComment, "Name": jobName(r.Module), "Command": CommandPackage,
+	_ = ciTemplate().Execute(&buf, map[string]any{"Project": project, "Ref": ref, "RefComment": refComment, "Name": jobName(r.Module), "Command": CommandPackage,
 		"Platforms": strings.Join(Platforms, ", "), "Repository": TemplateRepository})
 	return buf.Bytes()
 }
@@ -164,7 +169,8 @@ func jobName(module string) string {
 	return "release"
 }
 
-var ciTemplate = template.Must(template.New("ci").Parse(`# Release the images of helperbuild.yaml on every tag, written by helperbuild
+var ciTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("ci").Parse(`# Release the images of helperbuild.yaml on every tag, written by helperbuild
 # init: one job per platform pushes its images by digest, one merge job tags
 # the multi-arch indexes and leaves release.env (GITLAB_RUNNER_HELPER_IMAGE,
 # ...) for later jobs. Images go to CI_REGISTRY_IMAGE/<image name>.
@@ -183,3 +189,4 @@ include:
     rules:
       - if: $CI_COMMIT_TAG
 `))
+})
