@@ -75,23 +75,16 @@ func Read(ctx context.Context, dir string, want Field) Info {
 			wg.Go(fn)
 		}
 	}
+	// A command that answers two fields fills only those asked for.
 	ask(Revision|Toplevel, func() {
 		top, rev := rootAndRevision(try)
-		if want&Toplevel != 0 {
-			info.Toplevel = top
-		}
-		if want&Revision != 0 {
-			info.Revision = rev
-		}
+		keep(want, Toplevel, &info.Toplevel, top)
+		keep(want, Revision, &info.Revision, rev)
 	})
 	ask(Branch|Tags, func() {
 		branch, tags := branchAndTags(try)
-		if want&Branch != 0 {
-			info.Branch = branch
-		}
-		if want&Tags != 0 {
-			info.Tags = tags
-		}
+		keep(want, Branch, &info.Branch, branch)
+		keep(want, Tags, &info.Tags, tags)
 	})
 	ask(Version, func() { info.Version = run("describe", "--tags", "--always") })
 	ask(CommitTime, func() {
@@ -106,6 +99,13 @@ func Read(ctx context.Context, dir string, want Field) Info {
 	})
 	wg.Wait()
 	return info
+}
+
+// keep sets *dst to v when want has f.
+func keep[T any](want, f Field, dst *T, v T) {
+	if want&f != 0 {
+		*dst = v
+	}
 }
 
 // rootAndRevision is the work tree's root and HEAD's commit, from one
