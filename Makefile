@@ -80,7 +80,7 @@ fuzz:
 # helperbuild vs the bare go builds (the floor) and ko, medians of 5 runs on
 # this machine, idle and beside one busy loop per CPU (each in a session of
 # its own), with where the time and the CPU go per phase, platform and
-# process; QUICK=1 for 3 runs. See docs/bench-2026-12-06.md.
+# process; QUICK=1 for 3 runs. See docs/bench-2026-12-06.md and docs/bench-2026-12-07.md.
 bench:
 	scripts/install-test-deps.sh
 	scripts/bench.sh
