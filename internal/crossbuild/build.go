@@ -26,12 +26,12 @@ type Target struct {
 
 // Options configure Build. Env and Jobs have no usable default.
 type Options struct {
-	Dir     string       // working directory (module root) for go build; "" is the current directory
-	Go      string       // go command; default "go"
-	Env     []string     // base environment (the caller passes os.Environ()); required
-	Flags   []string     // extra build flags, e.g. ["-tags", "netgo"]; -trimpath is always added once
-	Ldflags string       // already-rendered -ldflags value; "" passes no -ldflags
-	Jobs    int          // builds at a time; must be at least 1
+	Dir     string   // working directory (module root) for go build; "" is the current directory
+	Go      string   // go command; default "go"
+	Env     []string // base environment (the caller passes os.Environ()); required
+	Flags   []string // extra build flags, e.g. ["-tags", "netgo"]; -trimpath is always added once
+	Ldflags string   // already-rendered -ldflags value; "" passes no -ldflags
+	Jobs    int      // builds at a time; must be at least 1
 
 	// Before, if set, runs in the worker that compiles target i, just
 	// before it starts (the release shows the platform as compiling).

@@ -2,9 +2,9 @@ package crossbuild_test
 
 import (
 	"context"
-	"fmt"
 	"debug/buildinfo"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
