@@ -38,25 +38,22 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*product.Resul
 	}
 	// With its platforms named, the compiles need nothing the resolve finds:
 	// they start beside it, unseen until it has passed.
-	var early *compiles
+	var c *compiles
 	if platformsNamed(plan) {
-		targets, of := compileTargets(plan, binDir)
-		if early, err = startCompiles(ctx, plan, targets, of, opts); err != nil {
+		if c, err = startCompiles(ctx, plan, binDir, opts); err != nil {
 			return nil, err
 		}
 	}
 	plan, units, err := preflightAndPlan(ctx, plan, b, opts)
 	if err != nil {
-		if early != nil {
-			early.stop()
+		if c != nil {
+			c.stop()
 		}
 		return nil, err
 	}
 	resolved(plan, units, b, opts)
-	c := early
 	if c == nil {
-		targets, of := compileTargets(plan, binDir)
-		if c, err = startCompiles(ctx, plan, targets, of, opts); err != nil {
+		if c, err = startCompiles(ctx, plan, binDir, opts); err != nil {
 			return nil, err
 		}
 	}

@@ -34,9 +34,10 @@ type compiles struct {
 	started []bool     // [target] its go build has started
 }
 
-// startCompiles starts go build for targets (of: each one's index in
-// plan.Platforms) under the run's directory and returns at once.
-func startCompiles(ctx context.Context, plan *recipe.Plan, targets []crossbuild.Target, of []int, opts Options) (*compiles, error) {
+// startCompiles starts go build for every target of plan (see
+// compileTargets), writing into binDir, and returns at once.
+func startCompiles(ctx context.Context, plan *recipe.Plan, binDir string, opts Options) (*compiles, error) {
+	targets, of := compileTargets(plan, binDir)
 	goTmp := filepath.Join(opts.TempDir, "go-tmp")
 	if err := os.MkdirAll(goTmp, 0o755); err != nil {
 		return nil, err
