@@ -33,6 +33,7 @@ import (
 type config struct {
 	repo            string        // helperbuild checkout (module root)
 	runs            int           // measured runs per step
+	noopPairs       int           // no-op pairs per mode after the rounds (noop.go)
 	warmups         int           // untimed runs before a step
 	jobs            int           // --jobs and floor parallelism
 	platforms       []string      // the release's platforms
@@ -59,6 +60,7 @@ func main() {
 	var platforms, memPlatforms, workloads string
 	flag.StringVar(&cfg.repo, "repo", "..", "helperbuild checkout (its module root)")
 	flag.IntVar(&cfg.runs, "runs", 5, "measured runs per step (the median is reported)")
+	flag.IntVar(&cfg.noopPairs, "noop-pairs", 10, "after the rounds, time this many pairs of go's no-op build and helperbuild's unchanged re-push, one right after the other, in each mode (idle, busy), for the no-op's median and its interval; 0: none")
 	flag.IntVar(&cfg.warmups, "warmups", 1, "untimed warm-up runs before each step")
 	flag.IntVar(&cfg.jobs, "jobs", runtime.NumCPU(), "parallel builds (helperbuild --jobs, ko --jobs, floor)")
 	flag.StringVar(&platforms, "platforms", "linux/amd64,linux/arm64,linux/arm/v7,linux/ppc64le,linux/s390x", "release platforms")
@@ -86,8 +88,8 @@ func main() {
 	cfg.platforms = splitList(platforms)
 	cfg.memPlatforms = splitList(memPlatforms)
 	cfg.workloads = splitList(workloads)
-	if cfg.runs < 1 || cfg.runs > 50 || cfg.warmups < 0 || cfg.warmups > 5 || cfg.jobs < 1 || cfg.busy < 0 || cfg.busy > 64 || cfg.registryDelay < 0 || cfg.registryDelay > time.Minute {
-		fmt.Fprintln(os.Stderr, "hbbench: want 1 <= -runs <= 50, 0 <= -warmups <= 5, -jobs >= 1, 0 <= -busy <= 64, 0 <= -registry-delay <= 1m")
+	if cfg.runs < 1 || cfg.runs > 50 || cfg.noopPairs < 0 || cfg.noopPairs > 200 || cfg.warmups < 0 || cfg.warmups > 5 || cfg.jobs < 1 || cfg.busy < 0 || cfg.busy > 64 || cfg.registryDelay < 0 || cfg.registryDelay > time.Minute {
+		fmt.Fprintln(os.Stderr, "hbbench: want 1 <= -runs <= 50, 0 <= -noop-pairs <= 200, 0 <= -warmups <= 5, -jobs >= 1, 0 <= -busy <= 64, 0 <= -registry-delay <= 1m")
 		os.Exit(2)
 	}
 	if cfg.registrySession != busyOwn && cfg.registrySession != busyShared {

@@ -75,6 +75,7 @@ func (b *bench) releaseRows(w *workload, idle, busy *modeSteps) {
 		r.ratios(idle, busy, hbPushOf, floorFullOf, "floor")
 		r.judge(idle, busy, hbPushOf, floorFullOf, w.idleFloor(), busyPushFloor, "floor")
 		b.noopRow(title, idle, busy)
+		b.noopPairsRow(title, idle, busy)
 		b.attestRow(title, idle, busy)
 		if idle.hbPushB != nil {
 			b.abRows(title, idle, busy)

@@ -145,6 +145,8 @@ type modeSteps struct {
 	// hbPushB, hbNoopB and hbPlainB are hbPush, hbNoop and hbPlain run by
 	// the other helperbuild (-ab), each next to its partner.
 	hbPushB, hbNoopB, hbPlainB *step
+	// pairs are the no-op pairs timed after the rounds (-noop-pairs).
+	pairs []noopPair
 }
 
 func (m *modeSteps) list() []*step {
@@ -191,6 +193,13 @@ func (b *bench) releaseSteps(ctx context.Context, w *workload) error {
 	}
 	if err := b.rounds(ctx, w.Key, steps); err != nil {
 		return err
+	}
+	for _, m := range []*modeSteps{idle, busy} {
+		if m != nil {
+			if err := b.noopPairs(ctx, w.Key, m, b.cfg.noopPairs); err != nil {
+				return err
+			}
+		}
 	}
 	if fi, err := os.Stat(filepath.Join(floorDir, binName(w, "linux/amd64"))); err == nil {
 		w.Size = fi.Size()
