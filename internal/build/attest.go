@@ -49,8 +49,8 @@ func (a Attest) on() bool { return a.Mode.On() }
 // release writes none.
 type attestor struct {
 	opts Attest
-	// goVersion is the go command's GOVERSION, asked for beside the
-	// compiles (see newAttestor).
+	// goVersion is the go command's GOVERSION, asked for only when the
+	// binaries do not say which Go built them (see toolchain).
 	goVersion func() (string, error)
 	goflags   string
 	plan      struct {
@@ -68,9 +68,8 @@ type attestor struct {
 }
 
 // newAttestor notes the release's parameters; goVersion gives the go
-// command's version (the toolchain the provenance names), asked for
-// once, beside the resolve phase and the compiles (see goVersion), so
-// only the first provenance may wait for it.
+// command's version, which the provenance names where the binaries'
+// build info does not (see toolchain).
 func newAttestor(opts Options, plan *recipe.Plan, env []string, goVersion func() (string, error)) *attestor {
 	if !opts.Attest.on() {
 		return nil
@@ -122,30 +121,31 @@ type attestTimes struct{ sbom, provenance time.Duration }
 func (a *attestor) attestUnit(img v1.Image, p v1.Platform, f unitFacts) (*product.Attestation, attestTimes, error) {
 	var times attestTimes
 	start := time.Now()
-	at, im, err := a.sbom(img, p, f)
+	at, im, bins, err := a.sbom(img, p, f)
 	if err != nil {
 		return nil, times, err
 	}
 	times.sbom = time.Since(start)
 	start = time.Now()
-	err = a.provenance(at, im, f)
+	err = a.provenance(at, im, bins, f)
 	times.provenance = time.Since(start)
 	return at, times, err
 }
 
-// sbom writes the SBOM of the platform image img, which im names.
-func (a *attestor) sbom(img v1.Image, p v1.Platform, f unitFacts) (*product.Attestation, attest.Image, error) {
+// sbom writes the SBOM of the platform image img, which im names, and
+// returns the binaries of this run that img holds.
+func (a *attestor) sbom(img v1.Image, p v1.Platform, f unitFacts) (*product.Attestation, attest.Image, []attest.Binary, error) {
 	d, err := img.Digest()
 	if err != nil {
-		return nil, attest.Image{}, err
+		return nil, attest.Image{}, nil, err
 	}
 	size, err := img.Size()
 	if err != nil {
-		return nil, attest.Image{}, err
+		return nil, attest.Image{}, nil, err
 	}
 	mt, err := img.MediaType()
 	if err != nil {
-		return nil, attest.Image{}, err
+		return nil, attest.Image{}, nil, err
 	}
 	pl := platform.Normalize(p)
 	desc := v1.Descriptor{MediaType: mt, Digest: d, Size: size, Platform: &pl}
@@ -158,26 +158,26 @@ func (a *attestor) sbom(img v1.Image, p v1.Platform, f unitFacts) (*product.Atte
 		}
 		b, err := a.binary(e.Path, e.Source)
 		if err != nil {
-			return nil, attest.Image{}, err
+			return nil, attest.Image{}, nil, err
 		}
 		bins = append(bins, b)
 	}
 	doc, err := attest.SBOM(attest.SBOMSpec{Image: im, Base: f.base, Binaries: bins, OS: f.os,
 		BaseBinaries: f.baseBins, BaseSkipped: f.baseSkipped, Created: a.created, ToolVersion: a.opts.HelperbuildVersion})
 	if err != nil {
-		return nil, attest.Image{}, err
+		return nil, attest.Image{}, nil, err
 	}
 	out := &product.Attestation{SPDX: doc}
 	if out.SBOM, err = attest.SBOMStatement(im, doc); err != nil {
-		return nil, im, err
+		return nil, im, nil, err
 	}
-	return out, im, nil
+	return out, im, bins, nil
 }
 
 // provenance writes out's provenance and the manifests that carry both
-// statements.
-func (a *attestor) provenance(out *product.Attestation, im attest.Image, f unitFacts) error {
-	goVersion, err := a.goVersion()
+// statements; bins are the binaries of this run that the image holds.
+func (a *attestor) provenance(out *product.Attestation, im attest.Image, bins []attest.Binary, f unitFacts) error {
+	goVersion, err := a.toolchain(bins)
 	if err != nil {
 		return err
 	}
@@ -212,6 +212,30 @@ func (a *attestor) provenance(out *product.Attestation, im attest.Image, f unitF
 	}
 	out.Digests, err = product.DigestsOf(out)
 	return err
+}
+
+// toolchain is the Go release that built bins, as their build info
+// records it: the toolchain go build ran, after any GOTOOLCHAIN switch
+// for the binary's own module, without the experiments ("go1.26.8", as
+// go env GOVERSION says it). The go command is asked only when the
+// binaries record none or disagree, which no child process costs the
+// runs that agree (issue 41: a start with one process fewer).
+func (a *attestor) toolchain(bins []attest.Binary) (string, error) {
+	var v string
+	for _, b := range bins {
+		var got string
+		if b.Info != nil {
+			got, _, _ = strings.Cut(strings.TrimSpace(b.Info.GoVersion), " ")
+		}
+		if !strings.HasPrefix(got, "go") || (v != "" && got != v) {
+			return a.goVersion()
+		}
+		v = got
+	}
+	if v == "" {
+		return a.goVersion()
+	}
+	return v, nil
 }
 
 // referrers are the OCI 1.1 referrers of desc: both statements and the

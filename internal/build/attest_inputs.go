@@ -17,38 +17,35 @@ import (
 // and each binary's build info and digest, each once per run, and as much
 // as possible beside the compiles (issue 28).
 
-// goVersion starts `go env GOVERSION` in env and returns a function that
-// waits for its answer, and stop, which ends the child if it still runs and
-// returns once it has: a run that fails early must not leave it behind
-// (it creates go's cache directory, which the caller may be removing).
+// goVersion returns a function that asks `go env GOVERSION` in env on its
+// first call and waits for the answer, and stop, which ends the child if
+// it still runs and returns once it has; after stop no child starts (it
+// creates go's cache directory, which the caller may be removing). Most
+// runs never ask: the binaries' build info names their toolchain (see
+// attestor.toolchain).
 func goVersion(ctx context.Context, gocmd string, env []string) (get func() (string, error), stop func()) {
-	type answer struct {
-		v   string
-		err error
-	}
 	ctx, cancel := context.WithCancel(ctx)
-	ch := make(chan answer, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	var running sync.Mutex // held while the child runs
+	get = sync.OnceValues(func() (string, error) {
+		running.Lock()
+		defer running.Unlock()
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
 		cmd := exec.CommandContext(ctx, gocmd, "env", "GOVERSION")
 		cmd.Env = env
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			ch <- answer{err: execerr.New("attestations: "+gocmd+" env GOVERSION", err, stderr.Bytes())}
-			return
+			return "", execerr.New("attestations: "+gocmd+" env GOVERSION", err, stderr.Bytes())
 		}
-		ch <- answer{v: strings.TrimSpace(string(out))}
-	}()
-	get = sync.OnceValues(func() (string, error) {
-		a := <-ch
-		return a.v, a.err
+		return strings.TrimSpace(string(out)), nil
 	})
 	stop = func() {
 		cancel()
-		<-done
+		running.Lock()
+		defer running.Unlock()
 	}
 	return get, stop
 }

@@ -24,7 +24,7 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*product.Resul
 		return nil, err
 	}
 	b := newBases(opts.Images)
-	// The attestations' go command child runs beside the registries' round trips.
+	// The go command's version, for attestations whose binaries do not name theirs.
 	var goVer func() (string, error)
 	if opts.Attest.on() {
 		var stop func()
