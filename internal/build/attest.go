@@ -2,6 +2,7 @@ package build
 
 import (
 	"cmp"
+	"context"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -41,6 +42,13 @@ type Attest struct {
 	// Now is the clock for ProvenanceMax's start and finish times; nil
 	// means time.Now. Nothing else reads it.
 	Now func() time.Time
+	// Complete, when set, fills in what only the source checkout can say
+	// (Source, Recipe, Package: git's answers) during the resolve phase,
+	// beside the compiles and the registry's round trips, so that a start
+	// waits for no git command when the release's names are given (issue
+	// 41). Its error fails the run as the preflight's does, before
+	// anything of the compiles shows.
+	Complete func(ctx context.Context, a *Attest) error
 }
 
 func (a Attest) on() bool { return a.Mode.On() }

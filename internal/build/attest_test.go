@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -30,6 +31,7 @@ import (
 	"github.com/helperbuild/helperbuild/internal/fixture/testkit"
 	"github.com/helperbuild/helperbuild/internal/platform"
 	"github.com/helperbuild/helperbuild/internal/product"
+	"github.com/helperbuild/helperbuild/internal/progress"
 	"github.com/helperbuild/helperbuild/internal/recipe"
 )
 
@@ -304,5 +306,51 @@ func TestBuildListsBaseGoBinaries(t *testing.T) {
 				assert.NotEqual(t, baseID, contained[id], "%s is the image's own", path)
 			}
 		}
+	}
+}
+
+// TestAttestCompleteBesideTheCompiles: what the attestations learn of the
+// checkout late (Attest.Complete, git's answers) is asked while the go
+// builds run, reaches the provenance, and its failure fails the run with
+// its own error before anything of the compiles shows.
+func TestAttestCompleteBesideTheCompiles(t *testing.T) {
+	base := alpineLike(t, "linux/amd64")
+	realGo, err := exec.LookPath("go")
+	require.NoError(t, err)
+	plan, err := recipe.PackagePlan(recipe.Package{Dir: module(t), Main: "./cmd/hello", Base: base, Platforms: platforms(t, "linux/amd64")})
+	require.NoError(t, err)
+
+	goCmd, started := fakeGo(t, `exec "`+realGo+`" "$@"`)
+	o := attestOptions(t, product.AttestIndex)
+	o.Go = goCmd
+	o.Attest.Source = attest.Source{}
+	o.Attest.Complete = func(ctx context.Context, a *Attest) error {
+		select {
+		case <-started:
+		case <-time.After(2 * time.Minute): // a bound, not a measurement
+			return errors.New("no go build started beside Complete")
+		}
+		a.Source = attest.Source{URL: "https://gitlab.example.com/g/late", Ref: "refs/tags/v9.9.9", Commit: o.Meta.Revision}
+		return nil
+	}
+	res, err := Build(context.Background(), plan, o)
+	require.NoError(t, err)
+	prov := string(res.Images[0].Platforms[0].Attestation.Provenance.JSON)
+	assert.Contains(t, prov, `"uri":"git+https://gitlab.example.com/g/late@refs/tags/v9.9.9"`, "the source Complete found")
+
+	goCmd, started = fakeGo(t, "exec sleep 600")
+	o = attestOptions(t, product.AttestIndex)
+	o.Go = goCmd
+	var events recorded
+	o.Progress = &events
+	o.Attest.Complete = func(ctx context.Context, a *Attest) error {
+		<-started
+		return errors.New("git: no checkout here")
+	}
+	_, err = Build(context.Background(), plan, o)
+	require.EqualError(t, err, "git: no checkout here")
+	for _, e := range events.all() {
+		assert.NotEqual(t, progress.Compiling, e.Stage, "a compile showed: %+v", e)
+		assert.NotEqual(t, "compiled", e.Kind, "a compile showed: %+v", e)
 	}
 }

@@ -44,7 +44,7 @@ func Build(ctx context.Context, plan *recipe.Plan, opts Options) (*product.Resul
 			return nil, err
 		}
 	}
-	plan, units, err := preflightAndPlan(ctx, plan, b, opts)
+	plan, units, err := preflightAndPlan(ctx, plan, b, &opts)
 	if err != nil {
 		if c != nil {
 			c.stop()
@@ -217,13 +217,15 @@ func indexAndVerify(ctx context.Context, plan *recipe.Plan, units [][]unit, a *a
 	return res, nil
 }
 
-// preflightAndPlan runs opts.Preflight (push's permission check) beside
-// planUnits: both are round trips to registries, beside which the compiles
-// may run already (see compiles), unseen. Nothing compiled shows and
-// nothing is assembled unless both pass; the preflight's failure is
-// reported first, and stops the planning at once.
-func preflightAndPlan(ctx context.Context, plan *recipe.Plan, b *bases, opts Options) (*recipe.Plan, [][]unit, error) {
-	var preflightErr error
+// preflightAndPlan runs opts.Preflight (push's permission check) and
+// opts.Attest.Complete (git's answers for the attestations, which it
+// writes into opts.Attest) beside planUnits: round trips to registries
+// and git commands, beside which the compiles may run already (see
+// compiles), unseen. Nothing compiled shows and nothing is assembled
+// unless all pass; the preflight's failure is reported first, and either
+// failure stops the planning at once.
+func preflightAndPlan(ctx context.Context, plan *recipe.Plan, b *bases, opts *Options) (*recipe.Plan, [][]unit, error) {
+	var preflightErr, completeErr error
 	var pre sync.WaitGroup
 	// Stopped on the preflight's failure only: the planned bases read
 	// their layers through pctx later, so it lives as long as ctx.
@@ -236,11 +238,23 @@ func preflightAndPlan(ctx context.Context, plan *recipe.Plan, b *bases, opts Opt
 			}
 		})
 	}
-	plan, units, err := planUnits(pctx, plan, b, opts)
-	pre.Wait()
-	if preflightErr != nil {
-		return nil, nil, preflightErr
+	att := opts.Attest
+	if att.on() && att.Complete != nil {
+		pre.Go(func() {
+			if completeErr = att.Complete(ctx, &att); completeErr != nil {
+				stop()
+			}
+		})
 	}
+	plan, units, err := planUnits(pctx, plan, b, *opts)
+	pre.Wait()
+	switch {
+	case preflightErr != nil:
+		return nil, nil, preflightErr
+	case completeErr != nil:
+		return nil, nil, completeErr
+	}
+	opts.Attest = att
 	return plan, units, err
 }
 

@@ -19,7 +19,10 @@ import (
 )
 
 // Prepared is a Request with every input gathered and checked: whatever can
-// fail before anything compiles has failed by the time one exists.
+// fail before anything compiles has failed by the time one exists, but for
+// what the attestations ask git when every name was given
+// (AttestOptions.Complete): that fails in the build's resolve phase, still
+// before anything of the compiles shows.
 type Prepared struct {
 	Request
 	// Plan is what the run builds; Meta the release metadata (Created is
@@ -54,7 +57,7 @@ func Prepare(ctx context.Context, req Request) (*Prepared, error) {
 			return nil, err
 		}
 	}
-	vars, meta, git, err := req.releaseMeta(ctx, dir)
+	vars, meta, git, later, err := req.releaseMeta(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +76,7 @@ func Prepare(ctx context.Context, req Request) (*Prepared, error) {
 	if p.signing, p.signer, err = req.Sign.signing(req.Registry); err != nil {
 		return nil, err
 	}
-	if err := p.prepareAttest(cfg, dir, git); err != nil {
+	if err := p.prepareAttest(cfg, dir, git, later); err != nil {
 		return nil, err
 	}
 	if err := p.prepareCacheDir(); err != nil {
@@ -147,10 +150,13 @@ func (r *Request) verb() string {
 }
 
 // releaseMeta gathers version, revision, branch, source and the epoch: as
-// given, then git, asked only for what was not given, and, with
-// attestations on, for what they name (see prepareAttest) in the same
-// round of git commands, which it returns.
-func (r *Request) releaseMeta(ctx context.Context, dir string) (recipe.Vars, manifest.Meta, gitmeta.Info, error) {
+// given, then git, asked only for what was not given. With attestations
+// on, what they name of the checkout (see CI.attestGit) is asked in the
+// same round of git commands when there is one, and returned in git;
+// when every name was given there is none, and later is what the
+// attestations still want of git, asked beside the compiles (see
+// prepareAttest): the start waits for no git command.
+func (r *Request) releaseMeta(ctx context.Context, dir string) (vars recipe.Vars, meta manifest.Meta, git gitmeta.Info, later gitmeta.Field, err error) {
 	g := r.Given
 	var want gitmeta.Field
 	for field, given := range map[gitmeta.Field]string{
@@ -162,22 +168,28 @@ func (r *Request) releaseMeta(ctx context.Context, dir string) (recipe.Vars, man
 		}
 	}
 	if mode, err := product.ParseAttestMode(r.Attest.Mode); err == nil && mode != product.AttestNone {
-		want |= r.CI.attestGit(g)
+		if want == 0 {
+			later = r.CI.attestGit(g)
+		} else {
+			want |= r.CI.attestGit(g)
+		}
 	}
-	git := gitmeta.Read(ctx, dir, want)
+	if want != 0 {
+		git = gitmeta.Read(ctx, dir, want)
+	}
 	epoch, err := epochOf(g, git)
 	if err != nil {
-		return recipe.Vars{}, manifest.Meta{}, git, &InputError{err}
+		return recipe.Vars{}, manifest.Meta{}, git, 0, &InputError{err}
 	}
-	vars := recipe.Vars{
+	vars = recipe.Vars{
 		Version:  cmp.Or(g.Version, git.Version),
 		Revision: cmp.Or(g.Revision, git.Revision),
 		Branch:   cmp.Or(g.Branch, git.Branch),
 		Date:     epoch.Format(time.RFC3339),
 		Env:      envMap(r.Env),
 	}
-	meta := manifest.Meta{Created: epoch, Source: cmp.Or(g.Source, git.Remote), Revision: vars.Revision, Version: vars.Version}
-	return vars, meta, git, nil
+	meta = manifest.Meta{Created: epoch, Source: cmp.Or(g.Source, git.Remote), Revision: vars.Revision, Version: vars.Version}
+	return vars, meta, git, later, nil
 }
 
 // epochOf is the given epoch, else the HEAD commit time, else 0.

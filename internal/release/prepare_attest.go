@@ -2,6 +2,7 @@ package release
 
 import (
 	"cmp"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,8 +25,10 @@ var fullCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // the release metadata into AttestOptions, failing before anything
 // compiles; cfg is the recipe read (nil in config-free mode), dir the
 // directory git was asked about and git its answers (releaseMeta asks for
-// CI.attestGit too when attestations are on).
-func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Info) error {
+// CI.attestGit too when attestations are on). When later is not zero,
+// git has not been asked what the attestations name of the checkout:
+// AttestOptions.Complete asks it, beside the compiles.
+func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Info, later gitmeta.Field) error {
 	a := p.Attest
 	mode, err := product.ParseAttestMode(a.Mode)
 	if err != nil {
@@ -48,35 +51,48 @@ func (p *Prepared) prepareAttest(cfg *recipe.Config, dir string, git gitmeta.Inf
 	if p.Meta.Revision != "" && !fullCommit.MatchString(p.Meta.Revision) {
 		return inputf("revision %q: the provenance names the source by its full commit id; pass --revision \"$(git rev-parse HEAD)\" (or --attest none)", p.Meta.Revision)
 	}
-	if a.Dir != "" {
-		if err := os.MkdirAll(a.Dir, 0o755); err != nil {
-			return inputf("--attest-dir %s: %v", a.Dir, outfile.Reason(err))
-		}
-	}
-	ci := p.CI
-	root := cmp.Or(git.Toplevel, ci.ProjectDir)
-	p.AttestOptions = build.Attest{
-		Mode:               mode,
-		Provenance:         prov,
-		Source:             attest.Source{URL: cmp.Or(p.Meta.Source, git.RemoteURI), Ref: ci.sourceRef(p.Meta, git), Commit: p.Meta.Revision},
-		CI:                 ci.attest(),
-		HelperbuildVersion: p.HelperbuildVersion,
-	}
-	if cfg != nil {
-		rec, err := recipeOf(root, cmp.Or(p.Config, "helperbuild.yaml"))
-		if err != nil {
-			return err
-		}
-		p.AttestOptions.Recipe = rec
-	} else {
-		p.AttestOptions.Package = &attest.Package{Path: underRoot(root, filepath.Join(dir, p.Package.Main)),
-			BinaryName: p.Package.BinaryName, LDFlags: p.Package.Ldflags}
-	}
 	if p.ByDigest && mode == product.AttestReferrers {
 		// A job writes no tag, and the fallback tags are written with the
 		// release's; merge carries the index's entries.
 		return inputf("--attest referrers with --by-digest: a job writes no tag, so no referrers fallback tag either; use --attest index (merge carries the attestation entries into the index)")
 	}
+	if a.Dir != "" {
+		if err := os.MkdirAll(a.Dir, 0o755); err != nil {
+			return inputf("--attest-dir %s: %v", a.Dir, outfile.Reason(err))
+		}
+	}
+	p.AttestOptions = build.Attest{
+		Mode:               mode,
+		Provenance:         prov,
+		CI:                 p.CI.attest(),
+		HelperbuildVersion: p.HelperbuildVersion,
+	}
+	if later == 0 {
+		return p.fillCheckout(&p.AttestOptions, cfg, dir, git)
+	}
+	p.AttestOptions.Complete = func(ctx context.Context, ba *build.Attest) error {
+		return p.fillCheckout(ba, cfg, dir, gitmeta.Read(ctx, dir, later))
+	}
+	return nil
+}
+
+// fillCheckout fills in a's source, and its recipe or package, from git's
+// answers about the checkout in dir (cfg: the recipe read, nil in
+// config-free mode).
+func (p *Prepared) fillCheckout(a *build.Attest, cfg *recipe.Config, dir string, git gitmeta.Info) error {
+	ci := p.CI
+	root := cmp.Or(git.Toplevel, ci.ProjectDir)
+	a.Source = attest.Source{URL: cmp.Or(p.Meta.Source, git.RemoteURI), Ref: ci.sourceRef(p.Meta, git), Commit: p.Meta.Revision}
+	if cfg != nil {
+		rec, err := recipeOf(root, cmp.Or(p.Config, "helperbuild.yaml"))
+		if err != nil {
+			return err
+		}
+		a.Recipe = rec
+		return nil
+	}
+	a.Package = &attest.Package{Path: underRoot(root, filepath.Join(dir, p.Package.Main)),
+		BinaryName: p.Package.BinaryName, LDFlags: p.Package.Ldflags}
 	return nil
 }
 
