@@ -8,8 +8,12 @@ import (
 )
 
 // backoff is the wait before retry n (1-based): full jitter over an
-// exponentially growing, capped window, or at least what Retry-After asks
-// (capped at MaxRetryAfter).
+// exponentially growing, capped window; when Retry-After asks for longer
+// (capped at MaxRetryAfter), what it asks plus that jitter. Without the
+// jitter on top, every client told "1" by the same burst of 429s comes
+// back in the same instant, and the same client can be the one refused
+// again each time (a fan-out's jobs starting together did, in
+// TestRateLimitedFanOut).
 func (o Options) backoff(n int, resp *http.Response) time.Duration {
 	window := o.Max
 	if n <= 62 {
@@ -23,7 +27,9 @@ func (o Options) backoff(n int, resp *http.Response) time.Duration {
 	}
 	wait := time.Duration(r * float64(window))
 	if after, ok := retryAfter(resp, o.Now()); ok {
-		wait = max(wait, min(after, o.MaxRetryAfter))
+		if after = min(after, o.MaxRetryAfter); after > wait {
+			wait = after + wait
+		}
 	}
 	return wait
 }

@@ -4,9 +4,10 @@
 // Promise: a request that fails transiently — connection reset, refused or
 // closed early (EOF), a timeout, or status 408, 429, 500, 502, 503 or 504 — is
 // retried up to Options.Retries times, waiting a full-jitter exponential
-// backoff (a random duration in [0, min(Max, Base·2ⁿ⁻¹)) before retry n), or
-// longer when the response says Retry-After (seconds or an HTTP date, capped
-// at MaxRetryAfter). Every other response, 401, 403, 404 and 400 included, is
+// backoff (a random duration in [0, min(Max, Base·2ⁿ⁻¹)) before retry n), or,
+// when the response's Retry-After (seconds or an HTTP date, capped at
+// MaxRetryAfter) asks for longer, what it asks plus that random duration, so
+// clients refused together do not return together. Every other response, 401, 403, 404 and 400 included, is
 // returned at once. Each retry is logged once, at warning level, naming the
 // method, the URL without user info or query string, the reason, the attempt
 // as n/N and the wait; Stats counts retries by reason. Cancelling the

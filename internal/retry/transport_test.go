@@ -130,10 +130,11 @@ func TestRetryAfter(t *testing.T) {
 		name, header string
 		want         time.Duration
 	}{
-		{"seconds", "3", 3 * time.Second},
-		{"date", now.Add(7 * time.Second).Format(http.TimeFormat), 7 * time.Second},
+		// Rand is 0.5: what the header asks, plus half the first window (100ms).
+		{"seconds", "3", 3*time.Second + 50*time.Millisecond},
+		{"date", now.Add(7 * time.Second).Format(http.TimeFormat), 7*time.Second + 50*time.Millisecond},
 		{"date in the past", now.Add(-time.Hour).Format(http.TimeFormat), 50 * time.Millisecond},
-		{"capped", "3600", 30 * time.Second},
+		{"capped", "3600", 30*time.Second + 50*time.Millisecond},
 		{"garbage falls back to backoff", "soon", 50 * time.Millisecond},
 		{"shorter than the backoff", "0", 50 * time.Millisecond},
 	}
