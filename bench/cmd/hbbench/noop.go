@@ -122,24 +122,27 @@ func (b *bench) noopPairsRow(title string, idle, busy *modeSteps) {
 	if len(idle.pairs) == 0 {
 		return
 	}
-	var hb, hbBusy []sample
-	for _, p := range idle.pairs {
-		hb = append(hb, p.hb)
-	}
 	r := b.add(row{Workload: title, Step: fmt.Sprintf("no-op alone: %d pairs of go's no-op and helperbuild's, one after the other", len(idle.pairs)),
-		Samples: hb, Target: fmt.Sprintf("≤ +%.2f s, 0 B uploaded", noopLimit)})
+		Samples: hbSamples(idle.pairs), Target: fmt.Sprintf("≤ +%.2f s, 0 B uploaded", noopLimit)})
 	r.Compare, r.OK = judge(idle)
 	if busy != nil && len(busy.pairs) > 0 {
-		for _, p := range busy.pairs {
-			hbBusy = append(hbBusy, p.hb)
-		}
-		r.Busy = hbBusy
+		r.Busy = hbSamples(busy.pairs)
 		var ok string
 		r.BusyCompare, ok = judge(busy)
 		r.OK += "; busy " + ok
 	}
 }
 
+// hbSamples are the pairs' helperbuild no-ops.
+func hbSamples(pairs []noopPair) []sample {
+	s := make([]sample, len(pairs))
+	for i, p := range pairs {
+		s[i] = p.hb
+	}
+	return s
+}
+
+// floorWalls are the pairs' floor no-op times.
 func floorWalls(pairs []noopPair) []time.Duration {
 	d := make([]time.Duration, len(pairs))
 	for i, p := range pairs {

@@ -40,18 +40,11 @@ func (b *bench) add(r row) *row {
 }
 
 func median(s []sample) time.Duration {
-	if len(s) == 0 {
-		return 0
-	}
 	d := make([]time.Duration, len(s))
 	for i, x := range s {
 		d[i] = x.Wall
 	}
-	slices.Sort(d)
-	if len(d)%2 == 1 {
-		return d[len(d)/2]
-	}
-	return (d[len(d)/2-1] + d[len(d)/2]) / 2
+	return medianDur(d)
 }
 
 func medianInt(v []int64) int64 {
